@@ -21,5 +21,5 @@ for p in pageable_h2d sync_in_loop tiny_kernels cpu_preprocess gpu_bound; do
   echo "== profiled $p" >> "$T/bare.txt"; tail -1 "$T/planted_${p}.log" >> "$T/bare.txt"
 done
 ls -la "$T" > "$T/ls.txt"
-cd "$T" && tar czf "$OUT/logs.tgz" *.txt *.log && mkdir -p "$OUT/traces" && cp *.json.gz "$OUT/traces/" 2>/dev/null
-ls -la "$OUT" "$OUT/traces"; cat "$T/bare.txt"; cat "$T/machine.txt"
+cd "$T" && tar czf "$OUT/logs.tgz" *.txt *.log && tar cf "$OUT/traces.tar" *.json.gz
+ls -la "$OUT" "$T"; cat "$T/bare.txt"; cat "$T/machine.txt"
