@@ -1,0 +1,15 @@
+module github.com/inferscope/inferscope
+
+go 1.26.8
+
+require (
+	github.com/go-json-experiment/json v1.27.2
+	github.com/spf13/cobra v1.10.2
+	github.com/valyala/fastjson v1.6.10
+)
+
+require (
+	github.com/dustin/go-humanize v1.1.0
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+)

@@ -1,0 +1,349 @@
+package kineto
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/inferscope/inferscope/internal/trace"
+)
+
+type importer struct {
+	t       trace.Trace
+	p       fastjson.Parser
+	names   map[string]string
+	strIDs  map[string]int64 // string pids/tids ("Spans") → synthetic ids
+	numBuf  []byte
+	own     *trace.Meta
+	unknown map[string]int
+	events  int
+}
+
+func newImporter() *importer {
+	return &importer{
+		t:       trace.Trace{Threads: map[trace.ThreadKey]string{}},
+		names:   make(map[string]string, 4096),
+		strIDs:  map[string]int64{},
+		unknown: map[string]int{},
+	}
+}
+
+// categories maps Kineto's category names (lower-cased; very old Kineto
+// wrote "Kernel", "Runtime") to event kinds.
+var categories = map[string]trace.Kind{
+	"cpu_op":              trace.KindCPUOp,
+	"operator":            trace.KindCPUOp,
+	"user_annotation":     trace.KindUserAnnotation,
+	"python_function":     trace.KindPythonFunction,
+	"cuda_runtime":        trace.KindRuntime,
+	"runtime":             trace.KindRuntime,
+	"cuda_driver":         trace.KindDriver,
+	"kernel":              trace.KindKernel,
+	"gpu_memcpy":          trace.KindMemcpy,
+	"memcpy":              trace.KindMemcpy,
+	"gpu_memset":          trace.KindMemset,
+	"memset":              trace.KindMemset,
+	"gpu_user_annotation": trace.KindGPUAnnotation,
+	"cuda_sync":           trace.KindSync,
+	"inferscope":          trace.KindSpan,
+	"cpu_instant_event":   trace.KindInstant,
+}
+
+// ignored are categories that carry no interval of work: Kineto's own
+// bookkeeping spans and flow arrows (correlation ids already link launches).
+var ignored = map[string]bool{"trace": true, "ac2g": true, "async_gpu": true, "async_cpu_to_gpu": true, "fwdbwd": true}
+
+func (im *importer) intern(b []byte) string {
+	if s, ok := im.names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(im.names) < 1<<20 { // unbounded unique names (e.g. per-call ids) must not grow the table forever
+		im.names[s] = s
+	}
+	return s
+}
+
+func (im *importer) event(raw []byte) error {
+	im.events++
+	v, err := im.p.ParseBytes(raw)
+	if err != nil || v.Type() != fastjson.TypeObject {
+		im.t.Meta.Skipped++
+		return nil
+	}
+	ph := v.GetStringBytes("ph")
+	switch string(ph) {
+	case "X", "i", "I":
+	case "M":
+		im.metadata(v)
+		return nil
+	default: // flows, counters, B/E pairs: not intervals of work we attribute
+		im.t.Meta.Skipped++
+		return nil
+	}
+	cat := v.GetStringBytes("cat")
+	lc := strings.ToLower(string(cat))
+	if ignored[lc] || (lc == "" && string(ph) != "X") {
+		im.t.Meta.Skipped++
+		return nil
+	}
+	kind, known := categories[lc]
+	if !known {
+		if len(im.unknown) < 256 {
+			im.unknown[lc]++
+		}
+		kind = trace.KindOther
+	}
+	if string(ph) != "X" {
+		kind = trace.KindInstant
+	}
+	ts, ok := im.micros(v.Get("ts"))
+	if !ok {
+		im.t.Meta.Skipped++
+		return nil
+	}
+	dur, _ := im.micros(v.Get("dur"))
+	if dur < 0 {
+		dur = 0
+	}
+	e := trace.Event{Name: im.intern(v.GetStringBytes("name")), Ts: ts, Dur: dur, Kind: kind}
+	e.Pid = im.id(v.Get("pid"))
+	e.Tid = im.id(v.Get("tid"))
+	if !known {
+		e.SpanKind = im.intern(cat)
+	}
+	if a := v.Get("args"); a != nil && a.Type() == fastjson.TypeObject {
+		e.Corr = argInt(a, "correlation")
+		e.ExtID = argInt(a, "External id")
+		if e.ExtID == 0 {
+			e.ExtID = argInt(a, "external id")
+		}
+		e.Bytes = argInt(a, "bytes")
+		if kind.OnGPU() {
+			if d := a.Get("device"); d != nil {
+				e.Pid = argInt(a, "device")
+			}
+			if s := a.Get("stream"); s != nil {
+				e.Tid = argInt(a, "stream")
+			}
+		}
+		if kind == trace.KindSpan {
+			e.SpanKind = im.intern(a.GetStringBytes("kind"))
+		}
+		if kind == trace.KindMemcpy && e.Bytes == 0 {
+			e.Bytes = argInt(a, "size")
+		}
+	}
+	if kind == trace.KindMemcpy {
+		e.Copy, e.Src, e.Dst = parseCopy(e.Name)
+	}
+	im.t.Events = append(im.t.Events, e)
+	return nil
+}
+
+// micros converts a Kineto time in microseconds (often fractional, as text
+// with ns digits) to integer ns without float rounding where possible.
+func (im *importer) micros(v *fastjson.Value) (int64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	switch v.Type() {
+	case fastjson.TypeNumber:
+		im.numBuf = v.MarshalTo(im.numBuf[:0])
+		return parseMicros(im.numBuf)
+	case fastjson.TypeString:
+		b, _ := v.StringBytes()
+		return parseMicros(b)
+	}
+	return 0, false
+}
+
+func parseMicros(b []byte) (int64, bool) {
+	neg := false
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		neg, i = true, 1
+	}
+	var whole int64
+	digits := 0 // integer digits: at most 15 so that ×1000 fits int64
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		whole = whole*10 + int64(b[i]-'0')
+		digits++
+	}
+	var frac int64
+	scale := int64(1000)
+	if i < len(b) && b[i] == '.' {
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if scale > 1 { // digits below 1 ns are dropped
+				scale /= 10
+				frac += int64(b[i]-'0') * scale
+			}
+		}
+	}
+	if i != len(b) || digits == 0 || digits > 15 {
+		f, err := strconv.ParseFloat(string(b), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 9e15 {
+			return 0, false
+		}
+		return int64(math.Round(f * 1000)), true
+	}
+	ns := whole*1000 + frac
+	if neg {
+		ns = -ns
+	}
+	return ns, true
+}
+
+func (im *importer) id(v *fastjson.Value) int64 {
+	if v == nil {
+		return 0
+	}
+	switch v.Type() {
+	case fastjson.TypeNumber:
+		n, err := v.Int64()
+		if err != nil {
+			return int64(v.GetFloat64())
+		}
+		return n
+	case fastjson.TypeString:
+		b, _ := v.StringBytes()
+		if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+			return n
+		}
+		if id, ok := im.strIDs[string(b)]; ok {
+			return id
+		}
+		id := -int64(len(im.strIDs) + 1)
+		im.strIDs[string(b)] = id
+		return id
+	}
+	return 0
+}
+
+func argInt(a *fastjson.Value, key string) int64 {
+	v := a.Get(key)
+	if v == nil {
+		return 0
+	}
+	switch v.Type() {
+	case fastjson.TypeNumber:
+		if n, err := v.Int64(); err == nil {
+			return n
+		}
+		return int64(v.GetFloat64())
+	case fastjson.TypeString:
+		b, _ := v.StringBytes()
+		n, err := strconv.ParseInt(string(b), 0, 64)
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+	return 0
+}
+
+func (im *importer) metadata(v *fastjson.Value) {
+	name := string(v.GetStringBytes("name"))
+	if name != "thread_name" {
+		return
+	}
+	k := trace.ThreadKey{Pid: im.id(v.Get("pid")), Tid: im.id(v.Get("tid"))}
+	im.t.Threads[k] = string(v.GetStringBytes("args", "name"))
+}
+
+// parseCopy reads direction and memory kinds from CUPTI's copy names, e.g.
+// "Memcpy HtoD (Pageable -> Device)"; ROCm writes "Memcpy HtoD (Host -> Device)".
+func parseCopy(name string) (trace.CopyDir, trace.MemKind, trace.MemKind) {
+	dir := trace.CopyNone
+	switch {
+	case strings.Contains(name, "HtoD"):
+		dir = trace.CopyH2D
+	case strings.Contains(name, "DtoH"):
+		dir = trace.CopyD2H
+	case strings.Contains(name, "DtoD"):
+		dir = trace.CopyD2D
+	case strings.Contains(name, "HtoH"):
+		dir = trace.CopyH2H
+	case strings.Contains(name, "PtoP"):
+		dir = trace.CopyP2P
+	}
+	src, dst := trace.MemUnknown, trace.MemUnknown
+	if i := strings.IndexByte(name, '('); i >= 0 {
+		inner := strings.TrimSuffix(name[i+1:], ")")
+		if a, b, ok := strings.Cut(inner, " -> "); ok {
+			src, dst = memKind(a), memKind(b)
+		}
+	}
+	return dir, src, dst
+}
+
+func memKind(s string) trace.MemKind {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "pageable":
+		return trace.MemPageable
+	case "pinned":
+		return trace.MemPinned
+	case "device":
+		return trace.MemDevice
+	case "managed":
+		return trace.MemManaged
+	case "array":
+		return trace.MemArray
+	}
+	return trace.MemUnknown
+}
+
+func (im *importer) finish() (*trace.Trace, error) {
+	t := &im.t
+	if len(im.unknown) > 0 {
+		t.Meta.Unknown = im.unknown
+	}
+	if im.own != nil {
+		own := *im.own
+		own.Skipped, own.Unknown = t.Meta.Skipped, t.Meta.Unknown
+		if own.Devices == nil {
+			own.Devices = t.Meta.Devices
+		}
+		t.Meta = own
+	} else {
+		t.Meta.Source = "kineto"
+	}
+	if im.events == 0 {
+		return nil, fmt.Errorf("the trace has no events: was the profiler stopped before the workload ran? Profile at least one iteration inside torch.profiler.profile()")
+	}
+	if len(t.Events) == 0 {
+		return nil, fmt.Errorf("none of the trace's %d events is a timed interval (\"ph\": \"X\"): not a PyTorch profiler timeline", im.events)
+	}
+	t.Meta.Platform = platform(t)
+	sort.SliceStable(t.Events, func(i, j int) bool { return t.Events[i].Ts < t.Events[j].Ts })
+	return t, nil
+}
+
+func platform(t *trace.Trace) string {
+	gpu, rocm := false, false
+	for i := range t.Events {
+		e := &t.Events[i]
+		if e.Kind.OnGPU() && e.Kind != trace.KindGPUAnnotation {
+			gpu = true
+		}
+		if e.Kind == trace.KindRuntime && strings.HasPrefix(e.Name, "hip") {
+			rocm = true
+		}
+	}
+	switch {
+	case rocm:
+		return "rocm"
+	case gpu:
+		return "cuda"
+	}
+	for k := range t.Meta.Unknown {
+		if strings.HasPrefix(k, "mtia") {
+			return "mtia"
+		}
+	}
+	return "cpu"
+}
