@@ -6,8 +6,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -33,7 +35,10 @@ func toolVersion() string {
 	return "dev"
 }
 
-func main() {
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run executes one command line; separate from main so tests can call it.
+func run(args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:           "inferscope",
 		Short:         "Explain where inference time goes and what to change",
@@ -41,22 +46,27 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(analyzeCmd(), versionCmd())
-	os.Exit(exitCode(root.Execute()))
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	return exitCode(root.Execute(), stderr)
 }
 
 // exitCode prints err as one line and maps it to the exit status: 2 for
 // bad input or usage, 1 for everything else.
-func exitCode(err error) int {
+func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, "inferscope: "+err.Error())
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	fmt.Fprintln(stderr, "inferscope: "+msg)
 	var ie *driver.InputError
 	var ee *driver.ExitError
 	switch {
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.As(err, &ie), isUsage(err):
+	case errors.As(err, &ie), isUsage(err), strings.Contains(msg, "unknown flag"), strings.Contains(msg, "unknown command"),
+		strings.Contains(msg, "flag needs an argument"), strings.Contains(msg, "invalid argument"):
 		return 2
 	}
 	return 1

@@ -30,6 +30,9 @@ func (c *ruleCtx) perIterMs(ns int64) float64 { return ms(ns) / float64(max(c.f.
 type verdict struct {
 	finding     Finding
 	suggestions []string
+	// primary marks the finding that explains the classification; it
+	// leads the diagnosis whatever the impact of the others.
+	primary bool
 }
 
 // A rule inspects the facts and returns a verdict, or nil when its cause is
@@ -54,7 +57,12 @@ func (x *analyzer) diagnose(r *Result, a *attribution, f *facts) {
 			vs = append(vs, v)
 		}
 	}
-	sort.SliceStable(vs, func(i, j int) bool { return vs[i].finding.Impact > vs[j].finding.Impact })
+	sort.SliceStable(vs, func(i, j int) bool {
+		if vs[i].primary != vs[j].primary {
+			return vs[i].primary
+		}
+		return vs[i].finding.Impact > vs[j].finding.Impact
+	})
 	seen := map[string]bool{}
 	for _, v := range vs {
 		r.Diagnosis = append(r.Diagnosis, v.finding)

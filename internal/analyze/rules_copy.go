@@ -32,6 +32,7 @@ func ruleCopyBound(c *ruleCtx) *verdict {
 			Evidence: append([]string{fmt.Sprintf("copies %.0f%% of wall time (H2D %.0f%%, D2H %.0f%%, D2D %.0f%%)", 100*c.share(CatH2D, CatD2H, CatD2D), 100*c.share(CatH2D), 100*c.share(CatD2H), 100*c.share(CatD2D))}, copyEvidence(c.r.Metrics)...),
 			Impact:   c.share(CatH2D, CatD2H, CatD2D)},
 		suggestions: s,
+		primary:     true,
 	}
 }
 

@@ -27,6 +27,7 @@ func rulePreprocess(c *ruleCtx) *verdict {
 	return &verdict{
 		finding:     Finding{ID: "cpu-preprocessing", Title: title, Evidence: ev, Impact: s},
 		suggestions: []string{suggestOffCritical, suggestFastTokenizer, suggestBatch},
+		primary:     c.r.Classification == ClassCPUBound && s >= c.share(CatFramework),
 	}
 }
 
@@ -42,5 +43,6 @@ func ruleCPUOnly(c *ruleCtx) *verdict {
 	return &verdict{
 		finding:     Finding{ID: "cpu-only", Title: "CPU-only run: model compute and framework work share the CPU", Evidence: ev, Impact: c.share(CatCPUCompute, CatFramework)},
 		suggestions: []string{suggestInferenceMode, suggestThreads, suggestBatchCPU, suggestCompileCPU},
+		primary:     true,
 	}
 }

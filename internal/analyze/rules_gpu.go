@@ -26,12 +26,14 @@ func ruleGPUBound(c *ruleCtx) *verdict {
 	return &verdict{
 		finding:     Finding{ID: "gpu-bound", Title: "GPU-bound: the GPU is busy with kernels most of the time; host-side changes will not help", Evidence: ev, Impact: c.share(CatGPUCompute)},
 		suggestions: []string{suggestLowerPrecision, suggestCompileGPU},
+		primary:     true,
 	}
 }
 
 func ruleFP32GEMM(c *ruleCtx) *verdict {
 	m := c.r.Metrics
-	if m.FP32GEMMMs <= 0 || m.FP32GEMMMs < 0.1*m.GEMMMs || m.ComputeCapab == "" || m.ComputeCapab < "8.0" {
+	// Worth a finding when it is ≥1% of the wall time and ≥10% of GEMM time.
+	if m.FP32GEMMMs < 0.01*c.r.E2EMs || m.FP32GEMMMs < 0.1*m.GEMMMs || m.ComputeCapab == "" || m.ComputeCapab < "8.0" {
 		return nil
 	}
 	var names []string
@@ -71,5 +73,5 @@ func ruleGPUIdle(c *ruleCtx) *verdict {
 	if c.r.Metrics.GapMedianUs > 0 {
 		ev = append(ev, fmt.Sprintf("median idle gap between GPU work: %.1f µs", c.r.Metrics.GapMedianUs))
 	}
-	return &verdict{finding: Finding{ID: "gpu-idle", Title: fmt.Sprintf("GPU is idle for %.0f%% of the timeline", c.r.GPUIdlePct), Evidence: ev, Impact: c.r.GPUIdlePct / 100 * 0.9}}
+	return &verdict{finding: Finding{ID: "gpu-idle", Title: fmt.Sprintf("GPU is idle for %.0f%% of the timeline", c.r.GPUIdlePct), Evidence: ev, Impact: c.r.GPUIdlePct / 100 * 0.5}}
 }

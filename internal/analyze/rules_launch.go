@@ -26,6 +26,7 @@ func ruleLaunchBound(c *ruleCtx) *verdict {
 		finding: Finding{ID: "launch-bound", Title: "Launch-bound: many tiny kernels; the CPU's launch and dispatch cost, not the GPU, sets the pace",
 			Evidence: launchEvidence(c), Impact: c.share(CatFramework)},
 		suggestions: []string{suggestCUDAGraphs, suggestCompileFuse, suggestBatch},
+		primary:     true,
 	}
 }
 
@@ -37,5 +38,6 @@ func ruleFrameworkBound(c *ruleCtx) *verdict {
 		finding: Finding{ID: "framework-overhead", Title: "CPU-bound in the framework: Python and operator dispatch keep the GPU waiting",
 			Evidence: launchEvidence(c), Impact: c.share(CatFramework)},
 		suggestions: []string{suggestCompileCPU, suggestCUDAGraphs, suggestPythonLoop},
+		primary:     true,
 	}
 }

@@ -22,5 +22,6 @@ func ruleSyncInLoop(c *ruleCtx) *verdict {
 		finding: Finding{ID: "sync-in-loop", Title: "Sync-bound: a host synchronisation inside the loop drains the GPU queue every step",
 			Evidence: ev, Impact: sc + 0.05}, // the drained queue also inflates every launch gap after it
 		suggestions: []string{suggestNoItem, suggestSyncOnce},
+		primary:     c.r.Classification == ClassSyncBound,
 	}
 }

@@ -33,7 +33,7 @@ type AnalyzeRequest struct {
 func Load(path string, opt analyze.Options) (report.Input, error) {
 	t, err := kineto.ReadFile(path)
 	if err != nil {
-		return report.Input{}, &InputError{fmt.Errorf("read trace %s", err)}
+		return report.Input{}, &InputError{fmt.Errorf("read trace: %w", err)}
 	}
 	tl := timeline.Build(t)
 	r, err := analyze.Analyze(tl, opt)

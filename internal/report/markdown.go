@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/dustin/go-humanize"
@@ -118,6 +119,7 @@ func writeMeta(p func(string, ...any), r *analyze.Result) {
 		for k, v := range t.Unknown {
 			parts = append(parts, fmt.Sprintf("%s ×%d", k, v))
 		}
+		sort.Strings(parts)
 		p("; unknown categories kept: %s", mdEscape(strings.Join(parts, ", ")))
 	}
 	p("\n")

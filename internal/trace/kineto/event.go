@@ -3,7 +3,6 @@ package kineto
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -169,7 +168,7 @@ func parseMicros(b []byte) (int64, bool) {
 		neg, i = true, 1
 	}
 	var whole int64
-	digits := 0 // integer digits: at most 15 so that ×1000 fits int64
+	digits := 0
 	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
 		whole = whole*10 + int64(b[i]-'0')
 		digits++
@@ -184,7 +183,7 @@ func parseMicros(b []byte) (int64, bool) {
 			}
 		}
 	}
-	if i != len(b) || digits == 0 || digits > 15 {
+	if i != len(b) || digits == 0 || digits > 16 || whole > (math.MaxInt64-999)/1000 { // ×1000 must fit int64
 		f, err := strconv.ParseFloat(string(b), 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 9e15 {
 			return 0, false
@@ -319,7 +318,6 @@ func (im *importer) finish() (*trace.Trace, error) {
 		return nil, fmt.Errorf("none of the trace's %d events is a timed interval (\"ph\": \"X\"): not a PyTorch profiler timeline", im.events)
 	}
 	t.Meta.Platform = platform(t)
-	sort.SliceStable(t.Events, func(i, j int) bool { return t.Events[i].Ts < t.Events[j].Ts })
 	return t, nil
 }
 
