@@ -36,6 +36,20 @@ type analyzer struct {
 	hasGPU      bool
 	callCopyDir map[int32]trace.CopyDir
 	work        *gpuWork
+	classes     map[string]gpuClass // kernel name → class: names repeat thousands of times
+	calls       callKinds
+}
+
+func (x *analyzer) classOf(e *trace.Event) gpuClass {
+	if e.Kind != trace.KindKernel {
+		return eventClass(e)
+	}
+	c, ok := x.classes[e.Name]
+	if !ok {
+		c = eventClass(e)
+		x.classes[e.Name] = c
+	}
+	return c
 }
 
 // ErrNoWork is returned when the selected scope covers no time.
@@ -53,7 +67,7 @@ func Analyze(tl *timeline.Timeline, opt Options) (*Result, error) {
 	if scope.Total() <= 0 {
 		return nil, fmt.Errorf("scope %q: %w", scope.Name, ErrNoWork)
 	}
-	x := &analyzer{tl: tl, opt: opt, hasGPU: tl.HasGPU(), callCopyDir: map[int32]trace.CopyDir{}, work: newGPUWork(tl)}
+	x := &analyzer{tl: tl, opt: opt, hasGPU: tl.HasGPU(), callCopyDir: map[int32]trace.CopyDir{}, work: newGPUWork(tl), classes: map[string]gpuClass{}, calls: callKinds{}}
 	for _, i := range x.work.idx {
 		if e := &tl.Events[i]; e.Kind == trace.KindMemcpy && tl.Launch[i] >= 0 {
 			x.callCopyDir[tl.Launch[i]] = e.Copy
@@ -113,12 +127,12 @@ func (x *analyzer) instance(s timeline.Scope, k int, f *facts, record bool) (att
 			break
 		}
 	}
-	cpu := cpuSegments(x.tl, in, nil)
+	cpu := cpuSegments(x.tl, in, x.calls, nil)
 	resolveGaps(cpu, int64(x.opt.GapThreshold))
 	work := x.work.overlapping(x.tl, in.Start, in.End, only, nil)
 	classes := make([]gpuClass, len(work))
 	for j, i := range work {
-		classes[j] = eventClass(&x.tl.Events[i])
+		classes[j] = x.classOf(&x.tl.Events[i])
 	}
 	gpu := gpuSegments(x.tl, work, in.Start, in.End, classes)
 	it := IterTimeline{Index: k + 1, Start: in.Start, End: in.End}

@@ -68,13 +68,48 @@ func spanLabel(kind string, parent cpuLabel) cpuLabel {
 	return parent
 }
 
-func labelOf(e *trace.Event, parent cpuLabel) cpuLabel {
+// callKind is what a runtime/driver call does, by name.
+type callKind uint8
+
+const (
+	callOther callKind = iota
+	callSync
+	callMemcpy
+	callLaunch
+)
+
+func kindOfCall(name string) callKind {
+	switch {
+	case IsSyncCall(name):
+		return callSync
+	case IsMemcpyCall(name):
+		return callMemcpy
+	case IsLaunchCall(name):
+		return callLaunch
+	}
+	return callOther
+}
+
+// callKinds memoises kindOfCall: a trace has a few dozen distinct call
+// names and hundreds of thousands of calls.
+type callKinds map[string]callKind
+
+func (m callKinds) of(name string) callKind {
+	k, ok := m[name]
+	if !ok {
+		k = kindOfCall(name)
+		m[name] = k
+	}
+	return k
+}
+
+func labelOf(e *trace.Event, parent cpuLabel, calls callKinds) cpuLabel {
 	switch e.Kind {
 	case trace.KindRuntime, trace.KindDriver:
-		switch {
-		case IsSyncCall(e.Name):
+		switch calls.of(e.Name) {
+		case callSync:
 			return lblSync
-		case IsMemcpyCall(e.Name):
+		case callMemcpy:
 			return lblMemcpy
 		}
 		return lblLaunch
@@ -107,7 +142,7 @@ type frame struct {
 // cpuSegments partitions [in.Start, in.End) on the instance's thread into
 // segments labelled by the innermost meaningful event. Children that
 // overrun their parent (clock rounding) are clipped to it.
-func cpuSegments(tl *timeline.Timeline, in timeline.Instance, out []cpuSeg) []cpuSeg {
+func cpuSegments(tl *timeline.Timeline, in timeline.Instance, calls callKinds, out []cpuSeg) []cpuSeg {
 	tr := tl.Tracks[in.Track]
 	evs := tl.Events[tr.Lo:tr.Hi]
 	i := sort.Search(len(evs), func(k int) bool { return evs[k].Ts >= in.Start })
@@ -134,7 +169,7 @@ func cpuSegments(tl *timeline.Timeline, in timeline.Instance, out []cpuSeg) []cp
 		}
 		top := stack[len(stack)-1]
 		emit(e.Ts, top)
-		stack = append(stack, frame{end: min(e.End(), top.end), label: labelOf(e, top.label), ev: int32(idx)})
+		stack = append(stack, frame{end: min(e.End(), top.end), label: labelOf(e, top.label, calls), ev: int32(idx)})
 	}
 	for len(stack) > 0 {
 		emit(stack[len(stack)-1].end, stack[len(stack)-1])

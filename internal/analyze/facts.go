@@ -132,13 +132,13 @@ func (f *facts) observeCPU(in timeline.Instance) {
 		}
 		switch e.Kind {
 		case trace.KindRuntime, trace.KindDriver:
-			switch {
-			case IsSyncCall(e.Name):
+			switch k := f.x.calls.of(e.Name); {
+			case k == callSync:
 				f.syncCalls++
 				f.syncNs += e.Dur
-			case IsMemcpyCall(e.Name):
+			case k == callMemcpy:
 				f.copies[copyIdx(f.x.callCopyDir[int32(i)])].blockedNs += e.Dur
-			case IsLaunchCall(e.Name) && e.Kind == trace.KindRuntime || IsLaunchCall(e.Name) && !f.x.launchedByRuntime(i):
+			case k == callLaunch && (e.Kind == trace.KindRuntime || !f.x.launchedByRuntime(i)):
 				f.launchCalls++
 				f.launchNs += e.Dur
 			}

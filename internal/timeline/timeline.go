@@ -5,7 +5,8 @@
 package timeline
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	"github.com/inferscope/inferscope/internal/trace"
 )
@@ -36,25 +37,24 @@ type Track struct {
 // Build orders, de-duplicates, nests and correlates a trace's events.
 func Build(t *trace.Trace) *Timeline {
 	evs := t.Events
-	sort.SliceStable(evs, func(i, j int) bool {
-		a, b := &evs[i], &evs[j]
+	slices.SortStableFunc(evs, func(a, b trace.Event) int {
 		ga, gb := a.Kind.OnGPU(), b.Kind.OnGPU()
-		if ga != gb {
-			return !ga
+		switch {
+		case ga != gb:
+			if ga {
+				return 1
+			}
+			return -1
+		case a.Pid != b.Pid:
+			return cmp.Compare(a.Pid, b.Pid)
+		case a.Tid != b.Tid:
+			return cmp.Compare(a.Tid, b.Tid)
+		case a.Ts != b.Ts:
+			return cmp.Compare(a.Ts, b.Ts)
+		case a.Dur != b.Dur:
+			return cmp.Compare(b.Dur, a.Dur) // enclosing first
 		}
-		if a.Pid != b.Pid {
-			return a.Pid < b.Pid
-		}
-		if a.Tid != b.Tid {
-			return a.Tid < b.Tid
-		}
-		if a.Ts != b.Ts {
-			return a.Ts < b.Ts
-		}
-		if a.Dur != b.Dur {
-			return a.Dur > b.Dur // enclosing first
-		}
-		return nestRank(a.Kind) < nestRank(b.Kind)
+		return cmp.Compare(nestRank(a.Kind), nestRank(b.Kind))
 	})
 	tl := &Timeline{Meta: t.Meta}
 	// De-duplicate: the same interval reported twice (e.g. merged collectors,

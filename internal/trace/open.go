@@ -2,8 +2,8 @@ package trace
 
 import (
 	"bufio"
-	"compress/gzip"
 	"fmt"
+	gzip "github.com/klauspost/pgzip"
 	"io"
 	"os"
 )

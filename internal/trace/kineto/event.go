@@ -5,30 +5,43 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/valyala/fastjson"
 
 	"github.com/inferscope/inferscope/internal/trace"
 )
 
+// importer owns one import: the header, the workers and what they share.
 type importer struct {
 	t       trace.Trace
-	p       fastjson.Parser
-	names   map[string]string
-	strIDs  map[string]int64 // string pids/tids ("Spans") → synthetic ids
-	numBuf  []byte
 	own     *trace.Meta
-	unknown map[string]int
 	events  int
+	batches chan *batch
+	workers []*worker
+	wg      sync.WaitGroup
+	idMu    sync.Mutex
+	strIDs  map[string]int64 // string pids/tids ("Spans") → synthetic ids
 }
 
 func newImporter() *importer {
-	return &importer{
-		t:       trace.Trace{Threads: map[trace.ThreadKey]string{}},
-		names:   make(map[string]string, 4096),
-		strIDs:  map[string]int64{},
-		unknown: map[string]int{},
-	}
+	return &importer{t: trace.Trace{Threads: map[trace.ThreadKey]string{}}, strIDs: map[string]int64{}}
+}
+
+// worker decodes batches of raw events on its own goroutine.
+type worker struct {
+	im      *importer
+	p       fastjson.Parser
+	names   map[string]string
+	numBuf  []byte
+	events  []trace.Event
+	unknown map[string]int
+	skipped int
+	threads map[trace.ThreadKey]string
+}
+
+func newWorker(im *importer) *worker {
+	return &worker{im: im, names: make(map[string]string, 4096), unknown: map[string]int{}, threads: map[trace.ThreadKey]string{}}
 }
 
 // categories maps Kineto's category names (lower-cased; very old Kineto
@@ -56,7 +69,7 @@ var categories = map[string]trace.Kind{
 // bookkeeping spans and flow arrows (correlation ids already link launches).
 var ignored = map[string]bool{"trace": true, "ac2g": true, "async_gpu": true, "async_cpu_to_gpu": true, "fwdbwd": true}
 
-func (im *importer) intern(b []byte) string {
+func (im *worker) intern(b []byte) string {
 	if s, ok := im.names[string(b)]; ok {
 		return s
 	}
@@ -67,30 +80,33 @@ func (im *importer) intern(b []byte) string {
 	return s
 }
 
-func (im *importer) event(raw []byte) error {
-	im.events++
+func (im *worker) event(raw []byte) {
 	v, err := im.p.ParseBytes(raw)
 	if err != nil || v.Type() != fastjson.TypeObject {
-		im.t.Meta.Skipped++
-		return nil
+		im.skipped++
+		return
 	}
 	ph := v.GetStringBytes("ph")
 	switch string(ph) {
 	case "X", "i", "I":
 	case "M":
 		im.metadata(v)
-		return nil
+		return
 	default: // flows, counters, B/E pairs: not intervals of work we attribute
-		im.t.Meta.Skipped++
-		return nil
+		im.skipped++
+		return
 	}
 	cat := v.GetStringBytes("cat")
-	lc := strings.ToLower(string(cat))
-	if ignored[lc] || (lc == "" && string(ph) != "X") {
-		im.t.Meta.Skipped++
-		return nil
+	kind, known := categories[string(cat)]
+	lc := ""
+	if !known {
+		lc = strings.ToLower(string(cat))
+		kind, known = categories[lc]
 	}
-	kind, known := categories[lc]
+	if ignored[string(cat)] || ignored[lc] || (len(cat) == 0 && string(ph) != "X") {
+		im.skipped++
+		return
+	}
 	if !known {
 		if len(im.unknown) < 256 {
 			im.unknown[lc]++
@@ -102,8 +118,8 @@ func (im *importer) event(raw []byte) error {
 	}
 	ts, ok := im.micros(v.Get("ts"))
 	if !ok {
-		im.t.Meta.Skipped++
-		return nil
+		im.skipped++
+		return
 	}
 	dur, _ := im.micros(v.Get("dur"))
 	if dur < 0 {
@@ -140,13 +156,12 @@ func (im *importer) event(raw []byte) error {
 	if kind == trace.KindMemcpy {
 		e.Copy, e.Src, e.Dst = parseCopy(e.Name)
 	}
-	im.t.Events = append(im.t.Events, e)
-	return nil
+	im.events = append(im.events, e)
 }
 
 // micros converts a Kineto time in microseconds (often fractional, as text
 // with ns digits) to integer ns without float rounding where possible.
-func (im *importer) micros(v *fastjson.Value) (int64, bool) {
+func (im *worker) micros(v *fastjson.Value) (int64, bool) {
 	if v == nil {
 		return 0, false
 	}
@@ -197,7 +212,7 @@ func parseMicros(b []byte) (int64, bool) {
 	return ns, true
 }
 
-func (im *importer) id(v *fastjson.Value) int64 {
+func (im *worker) id(v *fastjson.Value) int64 {
 	if v == nil {
 		return 0
 	}
@@ -213,14 +228,20 @@ func (im *importer) id(v *fastjson.Value) int64 {
 		if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
 			return n
 		}
-		if id, ok := im.strIDs[string(b)]; ok {
-			return id
-		}
-		id := -int64(len(im.strIDs) + 1)
-		im.strIDs[string(b)] = id
-		return id
+		return im.im.stringID(b)
 	}
 	return 0
+}
+
+func (im *importer) stringID(b []byte) int64 {
+	im.idMu.Lock()
+	defer im.idMu.Unlock()
+	if id, ok := im.strIDs[string(b)]; ok {
+		return id
+	}
+	id := -int64(len(im.strIDs) + 1)
+	im.strIDs[string(b)] = id
+	return id
 }
 
 func argInt(a *fastjson.Value, key string) int64 {
@@ -245,13 +266,13 @@ func argInt(a *fastjson.Value, key string) int64 {
 	return 0
 }
 
-func (im *importer) metadata(v *fastjson.Value) {
+func (im *worker) metadata(v *fastjson.Value) {
 	name := string(v.GetStringBytes("name"))
 	if name != "thread_name" {
 		return
 	}
 	k := trace.ThreadKey{Pid: im.id(v.Get("pid")), Tid: im.id(v.Get("tid"))}
-	im.t.Threads[k] = string(v.GetStringBytes("args", "name"))
+	im.threads[k] = string(v.GetStringBytes("args", "name"))
 }
 
 // parseCopy reads direction and memory kinds from CUPTI's copy names, e.g.
@@ -297,9 +318,27 @@ func memKind(s string) trace.MemKind {
 }
 
 func (im *importer) finish() (*trace.Trace, error) {
+	im.stop()
 	t := &im.t
-	if len(im.unknown) > 0 {
-		t.Meta.Unknown = im.unknown
+	total := 0
+	for _, w := range im.workers {
+		total += len(w.events)
+	}
+	t.Events = make([]trace.Event, 0, total)
+	unknown := map[string]int{}
+	for _, w := range im.workers {
+		t.Events = append(t.Events, w.events...)
+		w.events = nil
+		t.Meta.Skipped += w.skipped
+		for k, v := range w.unknown {
+			unknown[k] += v
+		}
+		for k, v := range w.threads {
+			t.Threads[k] = v
+		}
+	}
+	if len(unknown) > 0 {
+		t.Meta.Unknown = unknown
 	}
 	if im.own != nil {
 		own := *im.own

@@ -2,6 +2,8 @@ package kineto
 
 import (
 	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/inferscope/inferscope/internal/analyze"
@@ -55,6 +57,34 @@ func TestParseMicros(t *testing.T) {
 		got, ok := parseMicros([]byte(c.in))
 		if got != c.want || ok != c.ok {
 			t.Errorf("parseMicros(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// The scanner must cut values at the right place whatever the buffer
+// boundaries: escaped quotes and backslashes at every position of a 1 MiB
+// read must still give the same events.
+func TestScannerEscapesAcrossBuffers(t *testing.T) {
+	want := `a\"b\\" c"\`
+	name, _ := json.Marshal(want)
+	for pad := 0; pad < 40; pad++ {
+		var buf bytes.Buffer
+		buf.WriteString(`{"traceEvents": [`)
+		buf.WriteString(`{"ph": "X", "cat": "cpu_op", "name": "` + strings.Repeat("x", 1<<20-30+pad) + `", "pid": 1, "tid": 1, "ts": 0, "dur": 1},`)
+		buf.WriteString(`{"ph": "X", "cat": "cpu_op", "name": ` + string(name) + `, "pid": 1, "tid": 1, "ts": 2, "dur": 1}]}`)
+		tr, err := Read(&buf)
+		if err != nil {
+			t.Fatalf("pad %d: %v", pad, err)
+		}
+		if len(tr.Events) != 2 {
+			t.Fatalf("pad %d: want 2 events, got %d", pad, len(tr.Events))
+		}
+		found := false
+		for _, e := range tr.Events {
+			found = found || e.Name == want
+		}
+		if !found {
+			t.Errorf("pad %d: escaped name not decoded intact", pad)
 		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package kineto imports traces written by torch.profiler / Kineto (and any
 // Chrome-trace JSON that follows its conventions, including InferScope's own
-// trace files). The file is streamed: one event's raw JSON at a time is
-// decoded, so memory holds the event model, never the whole text.
+// trace files). The file is streamed: a scanner cuts the text into raw
+// events and worker goroutines decode batches of them, so memory holds the
+// event model, never the whole text.
 package kineto
 
 import (
@@ -9,9 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/inferscope/inferscope/internal/trace"
 )
@@ -34,78 +34,81 @@ func ReadFile(path string) (*trace.Trace, error) {
 // Read imports a Kineto trace from a stream.
 func Read(r io.Reader) (*trace.Trace, error) {
 	im := newImporter()
-	dec := jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	tok, err := dec.ReadToken()
+	s := newScanner(r)
+	b, err := s.peek()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("the file is empty: expected a PyTorch profiler (Kineto) JSON trace")
 		}
-		return nil, notJSON(err)
+		return nil, err
 	}
-	switch tok.Kind() {
+	switch b {
 	case '[':
 		im.t.Meta.Format = "list"
-		if err := im.readEvents(dec); err != nil {
-			return nil, err
-		}
+		err = im.readEvents(s)
 	case '{':
 		im.t.Meta.Format = "object"
-		if err := im.readObject(dec); err != nil {
-			return nil, err
-		}
+		err = im.readObject(s)
 	default:
-		return nil, errors.New("not a trace: the top-level JSON value must be an object with \"traceEvents\" or a list of events")
+		return nil, fmt.Errorf("not a JSON trace (starts with %q): expected the output of torch.profiler's export_chrome_trace", b)
+	}
+	if err != nil {
+		im.stop()
+		return nil, err
 	}
 	return im.finish()
 }
 
-func notJSON(err error) error {
-	return fmt.Errorf("not a JSON trace (%v): expected the output of torch.profiler's export_chrome_trace", err)
-}
-
-func truncated(dec *jsontext.Decoder, err error) error {
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return fmt.Errorf("the trace is truncated at byte %d: the writer was probably killed before it finished; re-export it, or run the workload under `inferscope run`, which keeps traces readable", dec.InputOffset())
+func scanError(s *scanner, err error) error {
+	if errors.Is(err, errTruncated) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("the trace is truncated at byte %d: the writer was probably killed before it finished; re-export it, or run the workload under `inferscope run`, which keeps traces readable", s.off)
 	}
-	return fmt.Errorf("malformed JSON at byte %d: %v", dec.InputOffset(), err)
+	return fmt.Errorf("malformed JSON near byte %d: %v", s.off, err)
 }
 
-func (im *importer) readObject(dec *jsontext.Decoder) error {
+func (im *importer) readObject(s *scanner) error {
+	if err := s.expect('{'); err != nil {
+		return scanError(s, err)
+	}
 	sawEvents := false
 	var keys []string
 	for {
-		tok, err := dec.ReadToken()
+		b, err := s.peek()
 		if err != nil {
-			return truncated(dec, err)
+			return scanError(s, err)
 		}
-		if tok.Kind() == '}' {
+		if b == '}' {
+			s.expect('}')
 			break
 		}
-		key := tok.String()
+		if b == ',' {
+			s.expect(',')
+			continue
+		}
+		key, err := s.key()
+		if err != nil {
+			return scanError(s, err)
+		}
 		keys = append(keys, key)
 		switch key {
 		case "traceEvents":
-			if dec.PeekKind() != '[' {
+			if b, err := s.peek(); err != nil || b != '[' {
+				if err != nil {
+					return scanError(s, err)
+				}
 				return errors.New(`"traceEvents" is not a list`)
 			}
-			if _, err := dec.ReadToken(); err != nil {
-				return truncated(dec, err)
-			}
-			if err := im.readEvents(dec); err != nil {
+			if err := im.readEvents(s); err != nil {
 				return err
 			}
 			sawEvents = true
-		case "deviceProperties", "schemaVersion", "cuda_driver_version", "cuda_runtime_version", "cupti_version", "inferscope":
-			v, err := dec.ReadValue()
+		default:
+			v, err := s.value()
 			if err != nil {
-				return truncated(dec, err)
+				return scanError(s, err)
 			}
 			if err := im.header(key, v); err != nil {
 				return err
-			}
-		default:
-			if err := dec.SkipValue(); err != nil {
-				return truncated(dec, err)
 			}
 		}
 	}
@@ -138,23 +141,88 @@ func firstN(s []string, n int) []string {
 	return s
 }
 
-func (im *importer) readEvents(dec *jsontext.Decoder) error {
+// batchBytes is how much raw event text one worker decodes at a time.
+const batchBytes = 1 << 20
+
+type batch struct {
+	data []byte
+	ends []int32
+}
+
+func (im *importer) readEvents(s *scanner) error {
+	if err := s.expect('['); err != nil {
+		return scanError(s, err)
+	}
+	im.start()
+	cur := &batch{data: make([]byte, 0, batchBytes+64<<10)}
+	flush := func() {
+		if len(cur.ends) > 0 {
+			im.batches <- cur
+			cur = &batch{data: make([]byte, 0, batchBytes+64<<10)}
+		}
+	}
 	for {
-		if dec.PeekKind() == ']' {
-			_, err := dec.ReadToken()
-			return err
-		}
-		raw, err := dec.ReadValue()
+		b, err := s.peek()
 		if err != nil {
-			return truncated(dec, err)
+			return scanError(s, err)
 		}
-		if err := im.event(raw); err != nil {
-			return err
+		switch b {
+		case ']':
+			s.expect(']')
+			flush()
+			return nil
+		case ',':
+			s.expect(',')
+			continue
+		}
+		data, err := s.appendValue(cur.data)
+		if err != nil {
+			return scanError(s, err)
+		}
+		im.events++
+		cur.data = data
+		cur.ends = append(cur.ends, int32(len(cur.data)))
+		if len(cur.data) >= batchBytes {
+			flush()
 		}
 	}
 }
 
-func (im *importer) header(key string, raw jsontext.Value) error {
+// start launches the decoding workers (once: a list-form trace and an
+// object with one traceEvents both call it once).
+func (im *importer) start() {
+	if im.batches != nil {
+		return
+	}
+	n := min(max(runtime.GOMAXPROCS(0), 1), 8)
+	im.batches = make(chan *batch, 2*n)
+	im.workers = make([]*worker, n)
+	for i := range im.workers {
+		w := newWorker(im)
+		im.workers[i] = w
+		im.wg.Add(1)
+		go func() {
+			defer im.wg.Done()
+			for b := range im.batches {
+				start := 0
+				for _, end := range b.ends {
+					w.event(b.data[start:end])
+					start = int(end)
+				}
+			}
+		}()
+	}
+}
+
+func (im *importer) stop() {
+	if im.batches != nil {
+		close(im.batches)
+		im.wg.Wait()
+		im.batches = nil
+	}
+}
+
+func (im *importer) header(key string, raw []byte) error {
 	m := &im.t.Meta
 	var err error
 	switch key {
