@@ -52,6 +52,10 @@ func (x *analyzer) classOf(e *trace.Event) gpuClass {
 	return c
 }
 
+// MaxTimelines bounds how many iterations keep their segment lanes for the
+// HTML and Perfetto renderers: the lanes of a long run would dwarf the events.
+const MaxTimelines = 32
+
 // ErrNoWork is returned when the selected scope covers no time.
 var ErrNoWork = errors.New("the selected scope has no duration")
 
@@ -83,7 +87,9 @@ func Analyze(tl *timeline.Timeline, opt Options) (*Result, error) {
 			GPUBusyPct: pct(a.gpuBusy, a.total), Excluded: !included[k]}
 		if included[k] {
 			total.merge(&a)
-			f.timelines = append(f.timelines, tlSeg)
+			if len(f.timelines) < MaxTimelines {
+				f.timelines = append(f.timelines, tlSeg)
+			}
 		}
 	}
 	return x.result(scope, iters, &total, f), nil

@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"sort"
+
 	"github.com/inferscope/inferscope/internal/timeline"
 	"github.com/inferscope/inferscope/internal/trace"
 )
@@ -15,6 +17,7 @@ type nameAcc struct {
 	count int
 	ns    int64
 	class KernelClass
+	fp32  bool
 }
 
 // facts accumulates, over the analysed iterations, what the rules and the
@@ -69,14 +72,14 @@ func (f *facts) observe(in timeline.Instance, cpu []cpuSeg, gpu []gpuSeg, work [
 			f.kernelDurs = append(f.kernelDurs, float64(e.Dur)/1e3)
 			acc := f.kernels[e.Name]
 			if acc == nil {
-				acc = &nameAcc{class: ClassifyKernel(e.Name)}
+				acc = &nameAcc{class: ClassifyKernel(e.Name), fp32: IsFP32GEMM(e.Name)}
 				f.kernels[e.Name] = acc
 			}
 			acc.count++
 			acc.ns += e.Dur
 			if acc.class == KGEMM {
 				f.gemmNs += e.Dur
-				if IsFP32GEMM(e.Name) {
+				if acc.fp32 {
 					f.fp32GemmNs += e.Dur
 				}
 			}
@@ -125,9 +128,10 @@ func (f *facts) observeCPU(in timeline.Instance) {
 	tl := f.x.tl
 	tr := tl.Tracks[in.Track]
 	self := map[int32]int64{}
-	for i := tr.Lo; i < tr.Hi; i++ {
+	lo := tr.Lo + sort.Search(tr.Hi-tr.Lo, func(k int) bool { return tl.Events[tr.Lo+k].Ts >= in.Start })
+	for i := lo; i < tr.Hi && tl.Events[i].Ts < in.End; i++ {
 		e := &tl.Events[i]
-		if e.Ts < in.Start || e.Ts >= in.End || i == in.Event {
+		if i == in.Event {
 			continue
 		}
 		switch e.Kind {

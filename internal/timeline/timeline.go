@@ -37,7 +37,9 @@ type Track struct {
 // Build orders, de-duplicates, nests and correlates a trace's events.
 func Build(t *trace.Trace) *Timeline {
 	evs := t.Events
-	slices.SortStableFunc(evs, func(a, b trace.Event) int {
+	// A total order (ties broken down to the name) makes an unstable sort
+	// deterministic; stable sorting moved far more memory on large traces.
+	slices.SortFunc(evs, func(a, b trace.Event) int {
 		ga, gb := a.Kind.OnGPU(), b.Kind.OnGPU()
 		switch {
 		case ga != gb:
@@ -54,7 +56,16 @@ func Build(t *trace.Trace) *Timeline {
 		case a.Dur != b.Dur:
 			return cmp.Compare(b.Dur, a.Dur) // enclosing first
 		}
-		return cmp.Compare(nestRank(a.Kind), nestRank(b.Kind))
+		if c := cmp.Compare(nestRank(a.Kind), nestRank(b.Kind)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Corr, b.Corr); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.ExtID, b.ExtID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
 	})
 	tl := &Timeline{Meta: t.Meta}
 	// De-duplicate: the same interval reported twice (e.g. merged collectors,

@@ -34,7 +34,7 @@ type worker struct {
 	p       fastjson.Parser
 	names   map[string]string
 	numBuf  []byte
-	events  []trace.Event
+	chunks  [][]trace.Event // fixed-size chunks: no copying as they fill
 	unknown map[string]int
 	skipped int
 	threads map[trace.ThreadKey]string
@@ -156,8 +156,15 @@ func (im *worker) event(raw []byte) {
 	if kind == trace.KindMemcpy {
 		e.Copy, e.Src, e.Dst = parseCopy(e.Name)
 	}
-	im.events = append(im.events, e)
+	if n := len(im.chunks); n == 0 || len(im.chunks[n-1]) == cap(im.chunks[n-1]) {
+		im.chunks = append(im.chunks, make([]trace.Event, 0, chunkEvents))
+	}
+	last := &im.chunks[len(im.chunks)-1]
+	*last = append(*last, e)
 }
+
+// chunkEvents sizes the workers' event chunks (~3 MB each).
+const chunkEvents = 32 << 10
 
 // micros converts a Kineto time in microseconds (often fractional, as text
 // with ns digits) to integer ns without float rounding where possible.
@@ -322,13 +329,19 @@ func (im *importer) finish() (*trace.Trace, error) {
 	t := &im.t
 	total := 0
 	for _, w := range im.workers {
-		total += len(w.events)
+		for _, c := range w.chunks {
+			total += len(c)
+		}
 	}
+	// One exact allocation; each chunk is released once copied, so the
+	// peak is one copy of the events plus a chunk, not two full copies.
 	t.Events = make([]trace.Event, 0, total)
 	unknown := map[string]int{}
 	for _, w := range im.workers {
-		t.Events = append(t.Events, w.events...)
-		w.events = nil
+		for k, c := range w.chunks {
+			t.Events = append(t.Events, c...)
+			w.chunks[k] = nil
+		}
 		t.Meta.Skipped += w.skipped
 		for k, v := range w.unknown {
 			unknown[k] += v
