@@ -9,6 +9,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
@@ -305,6 +306,15 @@ func shorten(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
+// sentence capitalises the first letter of s.
+func sentence(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 || !unicode.IsLower(r) {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
 // codeSpans escapes s and turns `quoted` parts into <code> elements.
 func codeSpans(s string) template.HTML {
 	parts := strings.Split(s, "`")
@@ -457,8 +467,14 @@ func layoutLane(segs []analyze.Seg, t0 int64, nsPerPx, x0 float64, label func(st
 	}
 	var out []markView
 	single := func(start, end int64, cat string) {
+		h := svgLaneH
+		if gaps && end-start < minNs {
+			// a lone short kernel in idle time: a tick, not a full-height
+			// bar that would read as a busy GPU
+			h = math.Max(svgLaneH*float64(end-start)/float64(minNs), svgLaneH*0.3)
+		}
 		out = append(out, markView{Tip: segTip(label(cat), start-t0, end-start),
-			Rects: []rectView{{X: fmtPx(px(start)), W: width(start, end), Y: "0", H: fmtPx(svgLaneH), Class: catClass(cat)}}})
+			Rects: []rectView{{X: fmtPx(px(start)), W: width(start, end), Y: fmtPx(svgLaneH - h), H: fmtPx(h), Class: catClass(cat)}}})
 	}
 	type part struct {
 		cat string
@@ -620,14 +636,15 @@ func niceStep(raw float64) float64 {
 }
 
 var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
-	"code":   codeSpans,
-	"f1":     func(x float64) string { return fmt.Sprintf("%.1f", x) },
-	"f2":     func(x float64) string { return fmt.Sprintf("%.2f", x) },
-	"f3":     func(x float64) string { return fmt.Sprintf("%.3f", x) },
-	"bar":    func(pct float64) string { return fmt.Sprintf("%.3f", math.Max(0, math.Min(pct, 100))) },
-	"impact": func(pct float64) string { return sharePct(int64(pct*1e3), 100e3) },
-	"lower":  strings.ToLower,
-	"inside": func(pct float64) bool { return pct >= 7 },
+	"code":     codeSpans,
+	"f1":       func(x float64) string { return fmt.Sprintf("%.1f", x) },
+	"f2":       func(x float64) string { return fmt.Sprintf("%.2f", x) },
+	"f3":       func(x float64) string { return fmt.Sprintf("%.3f", x) },
+	"bar":      func(pct float64) string { return fmt.Sprintf("%.3f", math.Max(0, math.Min(pct, 100))) },
+	"impact":   func(pct float64) string { return sharePct(int64(pct*1e3), 100e3) },
+	"lower":    strings.ToLower,
+	"sentence": sentence,
+	"inside":   func(pct float64) bool { return pct >= 7 },
 }).Parse(htmlTemplate))
 
 const htmlTemplate = `<!DOCTYPE html>
@@ -665,7 +682,7 @@ th{font-weight:600;color:var(--muted);font-size:12.5px;text-transform:uppercase;
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.total td{font-weight:600;border-top:2px solid var(--line)}
 tr.excluded td{color:var(--muted)}
-.bd{max-width:760px}
+.bd,.narrow{max-width:760px}.ops{max-width:900px}
 .sw{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:8px;vertical-align:-1px}
 .minibar{background:#eef1f4;border-radius:3px;height:8px;width:140px;display:inline-block;vertical-align:middle}
 .minibar span{display:block;height:8px;border-radius:3px}
@@ -688,7 +705,7 @@ dl.meta dt{color:var(--muted)}dl.meta dd{margin:0;overflow-wrap:anywhere}
 .tl line.grid{stroke:#e6eaef;stroke-width:1}
 .tl line.axis{stroke:#8c959f;stroke-width:1}
 .lane-bg{fill:#f3f4f6;background-color:#f3f4f6;border:1px solid #d1d9e0}
-.legend{display:flex;flex-wrap:wrap;gap:4px 26px;margin:10px 4px 6px;font-size:12.5px}
+.legend{display:flex;flex-direction:column;gap:4px;margin:10px 4px 6px;font-size:12.5px}
 .legend .g{display:flex;flex-wrap:wrap;gap:2px 12px;align-items:center}
 .legend .lane{font-weight:600;margin-right:2px}
 footer{margin-top:40px;font-size:12.5px;color:var(--muted)}
@@ -704,7 +721,7 @@ footer{margin-top:40px;font-size:12.5px;color:var(--muted)}
 <section class="headline">
 <div class="kpi"><div class="num">{{f2 .R.E2EMs}} ms</div><div class="lbl">end-to-end latency{{if .Latency}}<br>{{.Latency}}{{end}}</div></div>
 <div class="verdict"><span class="badge b-{{lower .R.Classification}}">{{.R.Classification}}</span>
-<div class="reason">{{code .R.ClassReason}}</div></div>
+<div class="reason">{{code (sentence .R.ClassReason)}}</div></div>
 </section>
 
 <h2>Breakdown</h2>
@@ -764,14 +781,14 @@ footer{margin-top:40px;font-size:12.5px;color:var(--muted)}
 {{end}}</tbody>
 </table>{{end}}
 {{if .Ops}}<h3>Top CPU ops by self time (per iteration)</h3>
-<table>
+<table class="ops">
 <thead><tr><th>op</th><th class="n">count</th><th class="n">self ms</th><th class="n">% of e2e</th></tr></thead>
 <tbody>
 {{range .Ops}}<tr><td class="name" title="{{.Name}}">{{.Short}}</td><td class="n">{{.Count}}</td><td class="n">{{f3 .Ms}}</td><td class="n">{{f1 .Pct}}</td></tr>
 {{end}}</tbody>
 </table>{{end}}
 {{if gt (len .Iterations) 1}}<h3>Iterations</h3>
-<table>
+<table class="narrow">
 <thead><tr><th class="n">#</th><th class="n">start ms</th><th class="n">wall ms</th><th class="n">GPU busy %</th><th></th></tr></thead>
 <tbody>
 {{range .Iterations}}<tr{{if .Excluded}} class="excluded"{{end}}><td class="n">{{.Index}}</td><td class="n">{{f2 .StartMs}}</td><td class="n">{{f3 .Ms}}</td><td class="n">{{f1 .GPUBusyPct}}</td><td>{{if .Excluded}}excluded (warm-up){{end}}</td></tr>
