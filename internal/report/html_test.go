@@ -150,7 +150,23 @@ func lineDiff(want, got string, n int) string {
 			g = gl[i]
 		}
 		if w != g {
-			fmt.Fprintf(&b, "line %d:\n  expected: %s\n  got:      %s\n", i+1, clip(w), clip(g))
+			// long lines: show both from a little before the first difference
+			c := 0
+			for c < len(w) && c < len(g) && w[c] == g[c] {
+				c++
+			}
+			from := max(0, c-60)
+			cut := func(s string) string {
+				if from > len(s) {
+					return ""
+				}
+				s = s[from:]
+				if from > 0 {
+					s = "…" + s
+				}
+				return clip(s)
+			}
+			fmt.Fprintf(&b, "line %d, column %d:\n  expected: %s\n  got:      %s\n", i+1, c+1, cut(w), cut(g))
 			shown++
 		}
 	}
