@@ -347,17 +347,16 @@ const (
 )
 
 type svgView struct {
-	Iter, Of     int
-	WallMs       float64
-	W, H         float64
-	X0, X1       float64
-	PlotW        float64
-	AxisY        float64
-	Lanes        []laneView
-	Ticks        []tickView
-	Legend       []legendGroup
-	Rects        int
-	ClusteredMsg string
+	Iter, Of int
+	WallMs   float64
+	W, H     float64
+	X0, X1   float64
+	PlotW    float64
+	AxisY    float64
+	Lanes    []laneView
+	Ticks    []tickView
+	Legend   []legendGroup
+	Scale    string // "0.772 ms per pixel at full width"
 }
 
 type laneView struct {
@@ -431,9 +430,6 @@ func newSVGView(r *analyze.Result) *svgView {
 	for _, l := range lanes {
 		lv := laneView{Name: l.name, Sub: l.sub, Y: y, H: svgLaneH, LabelY: y + svgLaneH/2}
 		lv.Marks = layoutLane(l.segs, it.Start, nsPerPx, v.X0, l.label, l.gaps)
-		for _, m := range lv.Marks {
-			v.Rects += len(m.Rects)
-		}
 		v.Lanes = append(v.Lanes, lv)
 		v.Legend = append(v.Legend, legendFor(l.name, l.segs, l.label, l.gaps))
 		y += svgLaneH + svgLaneGap
@@ -448,7 +444,7 @@ func newSVGView(r *analyze.Result) *svgView {
 		}
 		v.Ticks = append(v.Ticks, tickView{X: v.X0 + t*1e6/nsPerPx, Label: label})
 	}
-	v.ClusteredMsg = fmt.Sprintf("%.3f ms per pixel at full width", nsPerPx/1e6)
+	v.Scale = fmt.Sprintf("%.3f ms per pixel at full width", nsPerPx/1e6)
 	return v
 }
 
@@ -739,7 +735,7 @@ footer{margin-top:40px;font-size:12.5px;color:var(--muted)}
 
 {{with .Timeline}}
 <h2>Timeline of iteration {{.Iter}}</h2>
-<p class="muted">{{if gt .Of 1}}The analysed iteration of median wall time ({{f3 .WallMs}} ms; {{.Of}} analysed).{{else}}The analysed iteration ({{f3 .WallMs}} ms).{{end}} Hover a segment for its category, start and duration. Runs of segments narrower than half a pixel ({{.ClusteredMsg}}) are drawn as stacked columns: each category's height is its share of the column's time, and on the GPU lane the empty part is idle time.</p>
+<p class="muted">{{if gt .Of 1}}The analysed iteration of median wall time ({{f3 .WallMs}} ms; {{.Of}} analysed).{{else}}The analysed iteration ({{f3 .WallMs}} ms).{{end}} Hover a segment for its category, start and duration. Runs of segments narrower than half a pixel ({{.Scale}}) are drawn as stacked columns: each category's height is its share of the column's time, and on the GPU lane the empty part is idle time.</p>
 <div class="tl">
 <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="timeline of iteration {{.Iter}}">
 {{range .Ticks}}<line class="grid" x1="{{.X}}" x2="{{.X}}" y1="4" y2="{{$.Timeline.AxisY}}"/>
