@@ -67,7 +67,10 @@ var categories = map[string]trace.Kind{
 
 // ignored are categories that carry no interval of work: Kineto's own
 // bookkeeping spans and flow arrows (correlation ids already link launches).
-var ignored = map[string]bool{"trace": true, "ac2g": true, "async_gpu": true, "async_cpu_to_gpu": true, "fwdbwd": true}
+// Our own exported attribution and iteration tracks are derived data: a
+// re-imported InferScope trace is analysed from the events underneath them.
+var ignored = map[string]bool{"trace": true, "ac2g": true, "async_gpu": true, "async_cpu_to_gpu": true, "fwdbwd": true,
+	"inferscope_attribution": true, "inferscope_iteration": true}
 
 func (im *worker) intern(b []byte) string {
 	if s, ok := im.names[string(b)]; ok {
