@@ -51,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(analyzeCmd(), versionCmd())
+	root.AddCommand(analyzeCmd(), runCmd(), versionCmd())
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -65,12 +65,14 @@ func exitCode(err error, stderr io.Writer) int {
 		return 0
 	}
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	fmt.Fprintln(stderr, "inferscope: "+msg)
-	var ie *driver.InputError
 	var ee *driver.ExitError
+	if !errors.As(err, &ee) {
+		fmt.Fprintln(stderr, "inferscope: "+msg)
+	}
+	var ie *driver.InputError
 	switch {
 	case errors.As(err, &ee):
-		return ee.Code
+		return ee.Code // the workload's own status, already reported
 	case errors.As(err, &ie), isUsage(err), strings.Contains(msg, "unknown flag"), strings.Contains(msg, "unknown command"),
 		strings.Contains(msg, "flag needs an argument"), strings.Contains(msg, "invalid argument"):
 		return 2
@@ -116,6 +118,74 @@ writes a report. With no --output the Markdown report goes to stdout.`,
 	f.DurationVar(&req.Options.GapThreshold, "gap-threshold", req.Options.GapThreshold, "bare host-code stretches at least this long count as CPU preprocessing")
 	f.IntVar(&req.Options.Warmup, "warmup", -1, "iterations to exclude as warm-up (-1: exclude the first when it is an outlier)")
 	return cmd
+}
+
+func runCmd() *cobra.Command {
+	req := driver.RunRequest{Options: analyze.DefaultOptions(), OutputDir: "outputs", Collector: "torch", AutoSpans: true}
+	noAuto := false
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- CMD [ARGS...]",
+		Short: "Run a workload with collection on, then write its trace and report",
+		Long: `Launches CMD with the inferscope Python package active (no install or code change
+needed: scope() regions and automatic spans for tokenizers, generate, forward and
+host<->device copies), torch.profiler as the GPU/op collector, and writes
+outputs/trace_<scope>_<time>.json (opens in Perfetto) and the report. The exit code
+is the workload's. Ctrl+C, SIGTERM, exceptions and kills still leave a report.
+
+A trailing "--report FILE" (and "--format F") after the command is taken by
+InferScope, as in "inferscope run python infer.py --report report.md"; put the
+flags before "--" if your program has its own --report.`,
+		Example: `  inferscope run -- python3 infer.py
+  inferscope run --report report.html -- python3 infer.py --batch-size 8
+  inferscope run python3 infer.py --report report.md`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("run needs a command: inferscope run [flags] -- CMD [ARGS...]")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rest, rep, format := driver.SplitTrailingReport(args)
+			if rep != "" {
+				req.Report = rep
+			}
+			if format != "" {
+				req.Format = format
+			}
+			req.Command = rest
+			req.AutoSpans = !noAuto
+			req.Options.ToolVersion = toolVersion()
+			if req.Collector != "torch" && req.Collector != "none" {
+				return usageError{fmt.Errorf("unknown --collector %q (known: torch, none)", req.Collector)}
+			}
+			code, err := driver.Run(req, cmd.ErrOrStderr())
+			if err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "inferscope: "+err.Error())
+			}
+			if code != 0 || err != nil {
+				return &driver.ExitError{Code: max(code, boolInt(err != nil))}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false) // everything after the command is the command's
+	f.StringVar(&req.Report, "report", "", "report file (default: <output-dir>/report_<scope>_<time>.md)")
+	f.StringVarP(&req.Format, "format", "f", "", fmt.Sprintf("report format: %v (default: from --report's extension, else md)", report.Formats()))
+	f.StringVar(&req.OutputDir, "output-dir", req.OutputDir, "directory for the trace and default report")
+	f.StringVar(&req.Collector, "collector", req.Collector, "GPU/op collector: torch (torch.profiler) or none (Python spans only)")
+	f.IntVar(&req.TraceSizeMB, "trace-size-mb", 0, "memory bound for buffered spans (INFERSCOPE_TRACE_SIZE_MB; default 64)")
+	f.BoolVar(&noAuto, "no-auto-spans", false, "do not patch tokenizers / generate / forward / .to() for automatic spans")
+	f.BoolVar(&req.KeepRaw, "keep-raw", false, "keep the raw collector files under <output-dir>/.raw")
+	f.StringVar(&req.Options.Scope, "scope", "", "scope to analyze (default: the outermost one with the most time)")
+	return cmd
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func versionCmd() *cobra.Command {

@@ -54,6 +54,9 @@ func (x *analyzer) result(s timeline.Scope, iters []Iteration, a *attribution, f
 	r.TopKernels = f.topKernels(a)
 	r.TopCPUOps = f.topOps(a)
 	r.Metadata = Metadata{Trace: x.tl.Meta, ToolVersion: x.opt.ToolVersion, Events: len(x.tl.Events)}
+	if e := r.Metadata.Trace.ClockErrorNs; e > 0 && r.E2EMs > 0 {
+		r.Metadata.Trace.ClockErrorPct = 100 * float64(e) / (r.E2EMs * 1e6)
+	}
 	r.Metadata.Assumptions = append(r.Metadata.Assumptions,
 		fmt.Sprintf("GPU-idle host code inside the scope with no framework op for ≥ %v at a stretch counts as CPU preprocessing; shorter stretches count as framework overhead", x.opt.GapThreshold))
 	for _, other := range x.tl.Scopes() {

@@ -19,15 +19,19 @@ func rulePreprocess(c *ruleCtx) *verdict {
 		top = append(top, kv{n, ns})
 	}
 	sort.Slice(top, func(i, j int) bool { return top[i].ns > top[j].ns })
-	ev := []string{fmt.Sprintf("CPU preprocessing %.2f ms per iteration (%.0f%% of wall time) with the GPU idle", c.perIterMs(c.a.byCat[catIndex(CatPreprocess)]), 100*s)}
+	where := "with the GPU idle"
+	if !c.x.hasGPU {
+		where = "outside the model's operators"
+	}
+	ev := []string{fmt.Sprintf("CPU preprocessing %.2f ms per iteration (%.0f%% of wall time) %s", c.perIterMs(c.a.byCat[catIndex(CatPreprocess)]), 100*s, where)}
 	for _, t := range top[:min(3, len(top))] {
 		ev = append(ev, fmt.Sprintf("%s: %.2f ms per iteration", t.name, c.perIterMs(t.ns)))
 	}
 	title := "CPU preprocessing (tokenization, data preparation) is on the critical path"
 	return &verdict{
 		finding:     Finding{ID: "cpu-preprocessing", Title: title, Evidence: ev, Impact: s},
-		suggestions: []string{suggestOffCritical, suggestFastTokenizer, suggestBatch},
-		primary:     c.r.Classification == ClassCPUBound && s >= c.share(CatFramework),
+		suggestions: []string{suggestOffCritical, suggestFastTokenizer, map[bool]string{true: suggestBatch, false: suggestBatchCPU}[c.x.hasGPU]},
+		primary:     (c.r.Classification == ClassCPUBound || c.r.Classification == ClassCPUOnly) && s >= c.share(CatFramework) && s >= c.share(CatCPUCompute),
 	}
 }
 
@@ -43,6 +47,6 @@ func ruleCPUOnly(c *ruleCtx) *verdict {
 	return &verdict{
 		finding:     Finding{ID: "cpu-only", Title: "CPU-only run: model compute and framework work share the CPU", Evidence: ev, Impact: c.share(CatCPUCompute, CatFramework)},
 		suggestions: []string{suggestInferenceMode, suggestThreads, suggestBatchCPU, suggestCompileCPU},
-		primary:     true,
+		primary:     c.share(CatPreprocess) < c.share(CatCPUCompute, CatFramework),
 	}
 }

@@ -11,7 +11,7 @@ const (
 	suggestNoItem          = "Remove per-step host reads (`.item()`, `.cpu()`, `.tolist()`, `print(tensor)`, Python `if` on a GPU tensor): accumulate on the GPU and read back once per batch, so the CPU can queue work ahead of the GPU."
 	suggestSyncOnce        = "If a value is needed on the host every step, copy it with `non_blocking=True` into pinned memory and synchronise on a `torch.cuda.Event` a step later, not immediately."
 	suggestFastTokenizer   = "Use a fast (Rust) tokenizer — `AutoTokenizer.from_pretrained(..., use_fast=True)` or `tokenizers` — and tokenize whole batches in one call instead of per item."
-	suggestOffCritical     = "Move preprocessing off the critical path: run it in a worker pool (`DataLoader(num_workers=…)`, a thread/process pool) so batch N+1 is prepared while batch N runs on the GPU."
+	suggestOffCritical     = "Move preprocessing off the critical path: run it in a worker pool (`DataLoader(num_workers=…)`, a thread/process pool) so batch N+1 is prepared while batch N runs in the model."
 	suggestTF32            = "Enable tensor cores for fp32 matmuls with `torch.set_float32_matmul_precision(\"high\")` (TF32), or run the model in bf16 (`model.to(torch.bfloat16)` / `torch.autocast(\"cuda\", dtype=torch.bfloat16)`)."
 	suggestLowerPrecision  = "The GPU is the bottleneck: lower precision (bf16, FP8 on Hopper) or a smaller/quantized model is what shortens this step; profile the top kernels with Nsight Compute to see whether they are compute- or memory-bound."
 	suggestCompileGPU      = "Try `torch.compile(model)` for kernel fusion and better GEMM/attention kernels (e.g. `F.scaled_dot_product_attention`)."

@@ -124,7 +124,7 @@ func writeMeta(p func(string, ...any), r *analyze.Result) {
 	}
 	p("\n")
 	if t.ClockSync != "" {
-		p("- Clock sync: %s, error ±%d ns\n", t.ClockSync, t.ClockErrorNs)
+		p("- Clock sync: %s, error ±%d ns (%.3f%% of e2e)\n", t.ClockSync, t.ClockErrorNs, t.ClockErrorPct)
 	}
 	if t.Incomplete != "" {
 		p("- **Incomplete run:** %s\n", mdEscape(t.Incomplete))

@@ -25,8 +25,9 @@ type Meta struct {
 	Collector     string         `json:"collector,omitempty"`
 	ClockSync     string         `json:"clock_sync_method,omitempty"`
 	ClockErrorNs  int64          `json:"clock_sync_error_ns,omitempty"`
-	Unknown       map[string]int `json:"unknown_categories,omitempty"` // kept as KindOther, counted
-	Skipped       int            `json:"skipped_events,omitempty"`     // metadata, flows, malformed
+	ClockErrorPct float64        `json:"clock_sync_error_pct,omitempty"` // of the analysed e2e latency
+	Unknown       map[string]int `json:"unknown_categories,omitempty"`   // kept as KindOther, counted
+	Skipped       int            `json:"skipped_events,omitempty"`       // metadata, flows, malformed
 	Duplicates    int            `json:"duplicates_dropped"`
 	Dropped       int64          `json:"dropped_records"`
 	Platform      string         `json:"platform,omitempty"` // "cuda", "rocm", "mtia", "cpu"

@@ -1,0 +1,288 @@
+// Package collect reads what the in-process collectors left in a run's raw
+// directory — the Python package's span streams, torch.profiler's Kineto
+// export — and merges them into one trace on one clock.
+package collect
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/inferscope/inferscope/internal/trace"
+	"github.com/inferscope/inferscope/internal/trace/kineto"
+)
+
+// line is one record of spans-<pid>.jsonl (docs/raw-stream.md).
+type line struct {
+	Type      string   `json:"type"`
+	PID       int64    `json:"pid"`
+	Argv      []string `json:"argv"`
+	T         int64    `json:"t_ns"`
+	Torch     *string  `json:"torch"`
+	CUDA      bool     `json:"cuda"`
+	Device    *string  `json:"device"`
+	Collector string   `json:"collector"`
+	ID        int64    `json:"id"`
+	Parent    int64    `json:"parent"`
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"`
+	Tid       int64    `json:"tid"`
+	Thread    string   `json:"thread"`
+	Start     int64    `json:"start_ns"`
+	End       int64    `json:"end_ns"`
+	Error     string   `json:"error"`
+	Marker    string   `json:"marker"`
+	Before    int64    `json:"before_ns"`
+	After     int64    `json:"after_ns"`
+	Path      string   `json:"path"`
+	ExcType   string   `json:"exc_type"`
+	Message   string   `json:"message"`
+	Signal    string   `json:"signal"`
+	Dropped   int64    `json:"dropped"`
+}
+
+// stream is one process's parsed span stream.
+type stream struct {
+	pid      int64
+	process  *line
+	spans    []line
+	begins   map[int64]line
+	clocks   []line
+	kineto   string
+	errors   []line
+	signal   *line
+	end      *line
+	lastT    int64
+	badLines int
+}
+
+// ParseStream reads one spans-<pid>.jsonl. A torn last line (the process
+// was killed mid-write) is counted, not fatal; so is any other bad line.
+func ParseStream(r io.Reader) (*stream, error) {
+	s := &stream{begins: map[int64]line{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		b := sc.Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		var l line
+		if err := json.Unmarshal(b, &l); err != nil {
+			s.badLines++
+			continue
+		}
+		s.lastT = max(s.lastT, l.T, l.End, l.After)
+		switch l.Type {
+		case "process":
+			s.process = &l
+			s.pid = l.PID
+		case "begin":
+			s.begins[l.ID] = l
+		case "span":
+			if l.End < l.Start {
+				s.badLines++
+				continue
+			}
+			s.spans = append(s.spans, l)
+		case "clock":
+			s.clocks = append(s.clocks, l)
+		case "kineto":
+			s.kineto = l.Path
+		case "error":
+			s.errors = append(s.errors, l)
+		case "signal":
+			s.signal = &l
+		case "end":
+			s.end = &l
+		default:
+			s.badLines++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ReadDir merges every process's raw files in dir into one trace, on the
+// Kineto clock where a Kineto trace exists (its events are exact there),
+// else on CLOCK_MONOTONIC.
+func ReadDir(dir string) (*trace.Trace, error) {
+	files, _ := filepath.Glob(filepath.Join(dir, "spans-*.jsonl"))
+	sort.Strings(files)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no span stream in %s: the workload never imported the inferscope package (is it a Python program? did it start?)", dir)
+	}
+	out := &trace.Trace{Threads: map[trace.ThreadKey]string{}, Meta: trace.Meta{Source: "inferscope", Format: "object", SchemaVersion: 1}}
+	var notes, errs []string
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, err
+		}
+		s, err := ParseStream(fh)
+		fh.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f, err)
+		}
+		n, e := merge(out, dir, s)
+		notes = append(notes, n...)
+		errs = append(errs, e...)
+	}
+	out.Meta.Incomplete = strings.Join(notes, "; ")
+	out.Meta.Platform = platform(out)
+	out.Meta.Errors = errs
+	if len(out.Events) == 0 {
+		return nil, fmt.Errorf("the workload recorded no spans in %s and no profiler trace: did it exit before running anything?", dir)
+	}
+	return out, nil
+}
+
+// merge adds one process's stream (and its Kineto trace) to out and returns
+// notes on what is missing and the workload's errors.
+func merge(out *trace.Trace, dir string, s *stream) (notes, errs []string) {
+	pid := s.pid
+	if s.process != nil && out.Meta.Collector == "" {
+		out.Meta.Collector = s.process.Collector
+		if s.process.Device != nil {
+			out.Meta.Extra = map[string]any{"device": *s.process.Device}
+		}
+	}
+	clk := identity()
+	if s.kineto != "" {
+		kt, err := kineto.ReadFile(filepath.Join(dir, filepath.Base(s.kineto)))
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("process %d: torch.profiler trace unreadable (%v)", pid, err))
+		} else {
+			clk = fitClock(s.clocks, kt.Events)
+			if out.Meta.ClockSync == "" || clk.errNs > out.Meta.ClockErrorNs {
+				out.Meta.ClockSync, out.Meta.ClockErrorNs = clk.method, clk.errNs
+			}
+			out.Meta.Devices = append(out.Meta.Devices, kt.Meta.Devices...)
+			out.Meta.CUDADriver, out.Meta.CUDARuntime, out.Meta.CUPTI = kt.Meta.CUDADriver, kt.Meta.CUDARuntime, kt.Meta.CUPTI
+			out.Meta.Skipped += kt.Meta.Skipped
+			out.Meta.Unknown = mergeCounts(out.Meta.Unknown, kt.Meta.Unknown)
+			for k, v := range kt.Threads {
+				out.Threads[k] = v
+			}
+			out.Events = append(out.Events, dropMarkers(kt.Events)...)
+		}
+	} else if s.process != nil && s.process.Collector == "torch" && s.process.Torch != nil {
+		notes = append(notes, fmt.Sprintf("process %d: no torch.profiler trace (the process died before exporting it): host spans only, GPU work not visible", pid))
+	}
+	annotations := annotationIndex(out.Events)
+	for _, sp := range s.spans {
+		out.Events = append(out.Events, spanEvent(sp, pid, clk, annotations))
+		if sp.Thread != "" {
+			out.Threads[trace.ThreadKey{Pid: pid, Tid: sp.Tid}] = sp.Thread
+		}
+	}
+	closed := map[int64]bool{}
+	for _, sp := range s.spans {
+		closed[sp.ID] = true
+	}
+	for id, b := range s.begins {
+		if closed[id] {
+			continue
+		}
+		// Open when the process died: it lasted at least until the last
+		// record the stream holds.
+		out.Events = append(out.Events, spanEvent(line{Name: b.Name, Kind: b.Kind, Tid: b.Tid, Start: b.T, End: s.lastT}, pid, clk, nil))
+	}
+	if s.end != nil {
+		out.Meta.Dropped += s.end.Dropped
+	}
+	switch {
+	case s.signal != nil:
+		notes = append(notes, fmt.Sprintf("process %d was interrupted by %s", pid, s.signal.Signal))
+	case s.end == nil:
+		notes = append(notes, fmt.Sprintf("process %d ended without its end record (killed, e.g. SIGKILL or the OOM killer): the trace holds what was flushed before", pid))
+	}
+	if s.badLines > 0 {
+		notes = append(notes, fmt.Sprintf("process %d: %d unreadable span records skipped", pid, s.badLines))
+	}
+	for _, e := range s.errors {
+		msg := e.ExcType + ": " + e.Message
+		if strings.Contains(e.ExcType, "OutOfMemoryError") {
+			msg = "GPU out of memory (" + e.ExcType + "): " + e.Message
+		}
+		errs = append(errs, msg)
+	}
+	return notes, errs
+}
+
+func mergeCounts(a, b map[string]int) map[string]int {
+	if len(b) == 0 {
+		return a
+	}
+	if a == nil {
+		a = map[string]int{}
+	}
+	for k, v := range b {
+		a[k] += v
+	}
+	return a
+}
+
+type annKey struct {
+	name string
+	tid  int64
+}
+
+func annotationIndex(evs []trace.Event) map[annKey][]int64 {
+	idx := map[annKey][]int64{}
+	for i := range evs {
+		if e := &evs[i]; e.Kind == trace.KindUserAnnotation {
+			k := annKey{e.Name, e.Tid}
+			idx[k] = append(idx[k], e.Ts)
+		}
+	}
+	return idx
+}
+
+// spanEvent maps a span onto the merged clock. A user scope that the
+// profiler also recorded as a record_function annotation is kept once: the
+// annotation, exact on the Kineto clock, wins.
+func spanEvent(sp line, pid int64, clk clock, ann map[annKey][]int64) trace.Event {
+	start, end := clk.toTrace(sp.Start), clk.toTrace(sp.End)
+	e := trace.Event{Name: sp.Name, Kind: trace.KindSpan, SpanKind: sp.Kind, Pid: pid, Tid: sp.Tid, Ts: start, Dur: end - start}
+	if sp.Kind == "scope" {
+		tol := clk.errNs + 1_000_000
+		for _, ts := range ann[annKey{sp.Name, sp.Tid}] {
+			if ts > start-tol && ts < start+tol {
+				e.Kind = trace.KindInstant // superseded: kept for the record, ignored by analysis
+				break
+			}
+		}
+	}
+	return e
+}
+
+func dropMarkers(evs []trace.Event) []trace.Event {
+	out := evs[:0]
+	for _, e := range evs {
+		if e.Kind == trace.KindUserAnnotation && strings.HasPrefix(e.Name, markerPrefix) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func platform(t *trace.Trace) string {
+	for i := range t.Events {
+		if k := t.Events[i].Kind; k == trace.KindKernel || k == trace.KindMemcpy || k == trace.KindMemset {
+			if strings.HasPrefix(t.Events[i].Name, "hip") {
+				return "rocm"
+			}
+			return "cuda"
+		}
+	}
+	return "cpu"
+}
