@@ -62,6 +62,9 @@ def main():
             for arm in order:
                 res[arm].append(one(arm, a.scenario, a.iters, tmp))
             print("round %d: %s" % (r + 1, {k: v[-1] for k, v in res.items()}), file=sys.stderr, flush=True)
+            if a.out:  # partial results survive a time limit
+                with open(a.out + ".partial", "w") as f:
+                    json.dump(res, f)
     bare = statistics.median(res["bare"]) if "bare" in res else None
     summary = {"scenario": a.scenario, "rounds": a.rounds, "iters": a.iters, "arms": {}}
     for arm, v in res.items():

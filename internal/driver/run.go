@@ -74,10 +74,6 @@ func Run(req RunRequest, stderr io.Writer) (int, error) {
 	}
 	in := report.Input{Result: r, Timeline: tl}
 	name := fileName(r.Scope.Name)
-	tracePath := filepath.Join(req.OutputDir, fmt.Sprintf("trace_%s_%s.json", name, stamp))
-	if err := WriteReport(in, tracePath, "perfetto", nil); err != nil {
-		return out.ExitCode, err
-	}
 	format := req.Format
 	if format == "" {
 		format = "md"
@@ -92,9 +88,14 @@ func Run(req RunRequest, stderr io.Writer) (int, error) {
 	if err := WriteReport(in, repPath, format, nil); err != nil {
 		return out.ExitCode, err
 	}
-	took := time.Since(t0)
+	took := time.Since(t0) // the report is on disk; the trace file follows
+	tracePath := filepath.Join(req.OutputDir, fmt.Sprintf("trace_%s_%s.json", name, stamp))
+	if err := WriteReport(in, tracePath, "perfetto", nil); err != nil {
+		return out.ExitCode, err
+	}
 	if !req.KeepRaw {
 		os.RemoveAll(raw)
+		os.Remove(filepath.Dir(raw)) // only if no other run's raw files are there
 	}
 	fmt.Fprintln(stderr, Summary(r, took))
 	fmt.Fprintf(stderr, "inferscope: report %s, trace %s\n", repPath, tracePath)
