@@ -126,6 +126,16 @@ func (f *facts) metrics(a *attribution) Metrics {
 		}
 		m.Copies = append(m.Copies, cp)
 	}
+	for name, ns := range f.preNames {
+		m.Preprocessing = append(m.Preprocessing, OpStat{Name: name, SelfMs: ms(ns) / n, Pct: pct(ns, a.total)})
+	}
+	sort.Slice(m.Preprocessing, func(i, j int) bool {
+		if m.Preprocessing[i].SelfMs != m.Preprocessing[j].SelfMs {
+			return m.Preprocessing[i].SelfMs > m.Preprocessing[j].SelfMs
+		}
+		return m.Preprocessing[i].Name < m.Preprocessing[j].Name
+	})
+	m.Preprocessing = m.Preprocessing[:min(len(m.Preprocessing), 5)]
 	if devs := f.x.tl.Meta.Devices; len(devs) > 0 && devs[0].ComputeMajor > 0 {
 		m.ComputeCapab = fmt.Sprintf("%d.%d", devs[0].ComputeMajor, devs[0].ComputeMinor)
 	}

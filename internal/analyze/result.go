@@ -119,6 +119,9 @@ type Metrics struct {
 	FP32GEMMMs       float64 `json:"fp32_gemm_ms"`
 	GEMMMs           float64 `json:"gemm_ms"`
 	ComputeCapab     string  `json:"compute_capability,omitempty"`
+	// Preprocessing names what the CPU was doing during CPU preprocessing
+	// (tokenizer spans, host code between ops), per iteration.
+	Preprocessing []OpStat `json:"preprocessing,omitempty"`
 }
 
 // Copy summarises one direction of copies per iteration.

@@ -148,3 +148,31 @@ func breakdownSum(r *analyze.Result) float64 {
 	}
 	return s
 }
+
+// The same workloads recorded by `inferscope run` on the H100 (our own trace
+// format: Kineto events + Python spans on one clock) must read back to the
+// same verdicts.
+func TestRunTraces(t *testing.T) {
+	for _, tc := range gpuCases {
+		path := filepath.Join("..", "..", "testdata", "run-gpu", tc.trace+".json.gz")
+		if _, err := os.Stat(path); err != nil {
+			continue // llm's run trace is too large to commit
+		}
+		t.Run(tc.trace, func(t *testing.T) {
+			in, err := Load(path, testOptions())
+			if err != nil {
+				t.Fatalf("Load(%s): %v", path, err)
+			}
+			r := in.Result
+			if r.Metadata.Trace.Source != "inferscope" {
+				t.Errorf("source: want inferscope, got %q", r.Metadata.Trace.Source)
+			}
+			if r.Classification != tc.class || len(r.Diagnosis) == 0 || r.Diagnosis[0].ID != tc.top {
+				t.Errorf("want %s / %s, got %s / %v", tc.class, tc.top, r.Classification, ids(r))
+			}
+			if r.Metadata.Trace.ClockErrorNs <= 0 {
+				t.Errorf("want a clock-sync error bound in the metadata, got %d ns", r.Metadata.Trace.ClockErrorNs)
+			}
+		})
+	}
+}

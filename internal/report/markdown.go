@@ -64,6 +64,13 @@ func Markdown(w io.Writer, r *analyze.Result) error {
 	if m.SyncCalls > 0 || m.ItemCalls > 0 {
 		p("- Sync: %d calls per iteration (%d from `.item()`), %.3f ms waiting; GPU idle after syncs %.3f ms\n", m.SyncCalls, m.ItemCalls, m.SyncMs, m.PostSyncIdleMs)
 	}
+	if len(m.Preprocessing) > 0 {
+		var parts []string
+		for _, p := range m.Preprocessing {
+			parts = append(parts, fmt.Sprintf("%s %.3f ms", p.Name, p.SelfMs))
+		}
+		p("- CPU preprocessing: %s\n", mdEscape(strings.Join(parts, "; ")))
+	}
 	for _, c := range m.Copies {
 		p("- %s copies: %d per iteration, %s, %.3f ms on the copy engine (%.2f GB/s), CPU blocked %.3f ms, pageable %d (%s)\n",
 			c.Dir, c.Count, humanize.IBytes(uint64(c.Bytes)), c.DMAms, c.GBps, c.BlockedMs, c.PageableCount, humanize.IBytes(uint64(c.PageableBytes)))
