@@ -27,9 +27,10 @@ func (c clock) toTrace(mono int64) int64 {
 }
 
 // fitClock aligns on record_function markers whose Kineto timestamp was
-// taken between two perf_counter_ns reads. Each marker gives the offset to
-// within half its bracket; two or more also give the drift. The error bound
-// is the widest half-bracket plus the worst residual of the fit.
+// taken between two perf_counter_ns reads. The tightest-bracketed marker of
+// the first half of the run and of the second half fix offset and drift;
+// every marker then checks the fit. The error bound is the fit points'
+// half-brackets plus the worst excess of any marker beyond its own bracket.
 func fitClock(marks []line, evs []trace.Event) clock {
 	ts := map[string]int64{}
 	for i := range evs {
@@ -50,17 +51,35 @@ func fitClock(marks []line, evs []trace.Event) clock {
 	if len(pts) == 0 {
 		return clock{method: "none: no clock markers in the profiler trace (spans may be misaligned)", errNs: -1}
 	}
-	first, last := pts[0], pts[len(pts)-1]
-	c := clock{origin: int64(first.mono), offset: first.trace - first.mono}
-	if len(pts) >= 2 && last.mono > first.mono {
-		c.drift = (last.trace - last.mono - c.offset) / (last.mono - first.mono)
+	mid := (pts[0].mono + pts[len(pts)-1].mono) / 2
+	best := func(early bool) pt {
+		var b pt
+		found := false
+		for _, p := range pts {
+			if (p.mono <= mid) == early && (!found || p.half < b.half) {
+				b, found = p, true
+			}
+		}
+		if !found {
+			return pts[0]
+		}
+		return b
 	}
-	var worst float64
+	a, b := best(true), best(false)
+	c := clock{origin: int64(a.mono), offset: a.trace - a.mono}
+	if b.mono > a.mono {
+		c.drift = (b.trace - b.mono - c.offset) / (b.mono - a.mono)
+	}
+	worst := max(a.half, b.half)
 	for _, p := range pts {
 		res := math.Abs(float64(c.toTrace(int64(p.mono))) - p.trace)
-		worst = max(worst, res+p.half)
+		worst = max(worst, max(a.half, b.half)+max(0, res-p.half))
 	}
-	c.errNs = int64(math.Ceil(worst)) + 1000 // Kineto writes µs with ns digits, but rounds: add 1 µs
-	c.method = fmt.Sprintf("record_function markers bracketed by perf_counter_ns (%d markers, offset%s)", len(pts), map[bool]string{true: " + drift", false: ""}[len(pts) >= 2])
+	c.errNs = int64(math.Ceil(worst)) + 1000 // Kineto rounds its µs timestamps: add 1 µs
+	drift := ""
+	if b.mono > a.mono {
+		drift = " + drift"
+	}
+	c.method = fmt.Sprintf("record_function markers bracketed by perf_counter_ns (%d markers, offset%s)", len(pts), drift)
 	return c
 }
