@@ -87,7 +87,7 @@ func Analyze(tl *timeline.Timeline, opt Options) (*Result, error) {
 			GPUBusyPct: pct(a.gpuBusy, a.total), Excluded: !included[k]}
 		if included[k] {
 			total.merge(&a)
-			if len(f.timelines) < MaxTimelines {
+			if tlSeg.Attr != nil {
 				f.timelines = append(f.timelines, tlSeg)
 			}
 		}
@@ -142,9 +142,17 @@ func (x *analyzer) instance(s timeline.Scope, k int, f *facts, record bool) (att
 	}
 	gpu := gpuSegments(x.tl, work, in.Start, in.End, classes)
 	it := IterTimeline{Index: k + 1, Start: in.Start, End: in.End}
-	a := x.attribute(cpu, gpu, &it.Attr)
+	keep := record && len(f.timelines) < MaxTimelines
+	var lane *[]Seg
+	if keep {
+		lane = &it.Attr
+	}
+	a := x.attribute(cpu, gpu, lane)
 	if record {
 		f.observe(in, cpu, gpu, work)
+	}
+	if !keep {
+		return a, it
 	}
 	for _, c := range cpu {
 		appendSeg(&it.CPU, c.start, c.end, cpuLabelNames[c.label])

@@ -18,6 +18,7 @@ type importer struct {
 	own     *trace.Meta
 	events  int
 	batches chan *batch
+	free    chan *batch
 	workers []*worker
 	wg      sync.WaitGroup
 	idMu    sync.Mutex

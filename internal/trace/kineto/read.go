@@ -154,11 +154,11 @@ func (im *importer) readEvents(s *scanner) error {
 		return scanError(s, err)
 	}
 	im.start()
-	cur := &batch{data: make([]byte, 0, batchBytes+64<<10)}
+	cur := im.newBatch()
 	flush := func() {
 		if len(cur.ends) > 0 {
 			im.batches <- cur
-			cur = &batch{data: make([]byte, 0, batchBytes+64<<10)}
+			cur = im.newBatch()
 		}
 	}
 	for {
@@ -188,6 +188,16 @@ func (im *importer) readEvents(s *scanner) error {
 	}
 }
 
+func (im *importer) newBatch() *batch {
+	select {
+	case b := <-im.free:
+		b.data, b.ends = b.data[:0], b.ends[:0]
+		return b
+	default:
+		return &batch{data: make([]byte, 0, batchBytes+64<<10)}
+	}
+}
+
 // start launches the decoding workers (once: a list-form trace and an
 // object with one traceEvents both call it once).
 func (im *importer) start() {
@@ -196,6 +206,7 @@ func (im *importer) start() {
 	}
 	n := min(max(runtime.GOMAXPROCS(0), 1), 8)
 	im.batches = make(chan *batch, 2*n)
+	im.free = make(chan *batch, 3*n)
 	im.workers = make([]*worker, n)
 	for i := range im.workers {
 		w := newWorker(im)
@@ -208,6 +219,10 @@ func (im *importer) start() {
 				for _, end := range b.ends {
 					w.event(b.data[start:end])
 					start = int(end)
+				}
+				select { // recycle: a GB-sized trace would otherwise churn a GB of buffers
+				case im.free <- b:
+				default:
 				}
 			}
 		}()
