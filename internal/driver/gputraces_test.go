@@ -176,3 +176,22 @@ func TestRunTraces(t *testing.T) {
 		})
 	}
 }
+
+func TestSplitTrailingReport(t *testing.T) {
+	cases := []struct {
+		in           []string
+		rest         string
+		report, form string
+	}{
+		{[]string{"python", "infer.py", "--report", "r.md"}, "python infer.py", "r.md", ""},
+		{[]string{"python", "infer.py", "--report", "r.html", "--format", "json"}, "python infer.py", "r.html", "json"},
+		{[]string{"python", "infer.py", "--batch", "8"}, "python infer.py --batch 8", "", ""},
+		{[]string{"--report", "x"}, "--report x", "", ""}, // nothing left to run: not ours
+	}
+	for _, c := range cases {
+		rest, rep, form := SplitTrailingReport(c.in)
+		if strings.Join(rest, " ") != c.rest || rep != c.report || form != c.form {
+			t.Errorf("%v: want (%s, %q, %q), got (%s, %q, %q)", c.in, c.rest, c.report, c.form, strings.Join(rest, " "), rep, form)
+		}
+	}
+}

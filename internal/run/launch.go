@@ -85,7 +85,7 @@ func outcome(cmd *exec.Cmd, err error, wall time.Duration) (Outcome, error) {
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	switch {
 	case ok && ws.Signaled():
-		o.Signal = ws.Signal().String()
+		o.Signal = signalName(ws.Signal())
 		o.ExitCode = 128 + int(ws.Signal())
 	default:
 		o.ExitCode = cmd.ProcessState.ExitCode()
@@ -123,4 +123,14 @@ func Environ(base []string, opt Options, pyDir string) []string {
 		out = append(out, k+"="+v)
 	}
 	return append(out, "PYTHONPATH="+pp)
+}
+
+var signalNames = map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGKILL: "SIGKILL",
+	syscall.SIGSEGV: "SIGSEGV", syscall.SIGABRT: "SIGABRT", syscall.SIGHUP: "SIGHUP", syscall.SIGBUS: "SIGBUS", syscall.SIGQUIT: "SIGQUIT"}
+
+func signalName(s syscall.Signal) string {
+	if n, ok := signalNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(s))
 }
