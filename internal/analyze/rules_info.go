@@ -19,7 +19,8 @@ func ruleWarmup(c *ruleCtx) *verdict {
 // exactly the host-side categories this analysis blames.
 func ruleProfilerCost(c *ruleCtx) *verdict {
 	meta := c.x.tl.Meta
-	if meta.Source != "kineto" || !c.x.hasGPU || c.share(CatFramework) < 0.25 {
+	byProfiler := meta.Source == "kineto" || meta.Collector == "torch"
+	if !byProfiler || !c.x.hasGPU || c.share(CatFramework) < 0.25 {
 		return nil
 	}
 	ops := 0
