@@ -121,6 +121,14 @@ def finish(reason=None):
         if _finished or rec is None or os.getpid() != _pid:
             return
         _finished = True
+    # The workload may have replaced our excepthook; Python sets
+    # sys.last_value before calling whichever hook is installed.
+    last = getattr(sys, "last_value", None)
+    if last is not None and reason is None:
+        try:
+            _report_error(last)
+        except Exception:
+            pass
     _stop_collector()
     fr = _process_frame
     if fr is not None:
@@ -239,23 +247,32 @@ def _on_signal(signum, frame):
 
 def _excepthook(et, ev, tb):
     try:
-        rec = _scope._rec
-        if rec is not None and os.getpid() == _pid:
-            lines = str(ev).strip().splitlines()
-            rec.emit(
-                _line(
-                    {
-                        "type": "error",
-                        "exc_type": qualname(et),
-                        "message": lines[0][:2000] if lines else "",
-                        "scope_id": getattr(ev, "_inferscope_scope", 0),
-                    }
-                )
-            )
-            rec.flush()
+        _report_error(ev)
     except Exception:
         pass
     (_prev_excepthook or sys.__excepthook__)(et, ev, tb)
+
+
+def _report_error(ev):
+    rec = _scope._rec
+    if rec is None or os.getpid() != _pid or getattr(ev, "_inferscope_reported", False):
+        return
+    try:
+        ev._inferscope_reported = True
+    except Exception:
+        pass
+    lines = str(ev).strip().splitlines()
+    rec.emit(
+        _line(
+            {
+                "type": "error",
+                "exc_type": qualname(type(ev)),
+                "message": lines[0][:2000] if lines else "",
+                "scope_id": getattr(ev, "_inferscope_scope", 0),
+            }
+        )
+    )
+    rec.flush()
 
 
 def _after_fork_child():
