@@ -156,10 +156,10 @@ def _on_first_scope():
 
 
 def _on_torch_import(torch):
-    _maybe_start_collector()
+    _maybe_start_collector(imported=True)
 
 
-def _maybe_start_collector():
+def _maybe_start_collector(imported=False):
     """The profiler window opens at the first scope entry, or at `import
     torch` in a scopeless main process, whichever comes with torch loaded."""
     global _collector, _exiting_hook
@@ -167,7 +167,8 @@ def _maybe_start_collector():
     if c is None or c.running or not (_scope_seen or _scopeless):
         return
     mod = sys.modules.get("torch")
-    if mod is None or _hooks._initializing(mod):
+    # Mid-import (a scope entered while torch imports) waits for the import hook.
+    if mod is None or (not imported and _hooks._initializing(mod)):
         return
     try:
         c.start()
