@@ -79,7 +79,7 @@ def start(raw_dir, collector="none", size_mb=64.0, auto_spans=True, process_name
     _scope._rec = rec
     _process_frame = None
     if process_name is not None:
-        st = getattr(_tls, "stack", None) or thread_stack()
+        st = _tls.stack if _tls.stack.__class__ is list else thread_stack()
         i, jn, t = next(_scope._ids), jname(process_name), perf_counter_ns()
         forced = rec.begin('{"type":"begin","id":%d,"name":%s,"kind":"process","tid":%d,"t_ns":%d}\n' % (i, jn, _tls.tid, t))
         _process_frame = (i, 0, jn, "process", t, None, forced)
@@ -109,7 +109,7 @@ def stop():
     _hooks.cancel(_on_torch_import)
     _collector = None
     _restore_handlers()
-    if hasattr(_tls, "stack"):
+    if _tls.stack.__class__ is list:
         del _tls.stack[:]
 
 
@@ -132,13 +132,12 @@ def finish(reason=None):
     _stop_collector()
     fr = _process_frame
     if fr is not None:
-        st = getattr(_tls, "stack", None)
-        if st is None:
-            st = thread_stack()
+        st = _tls.stack if _tls.stack.__class__ is list else thread_stack()
         if fr in st:
             pop(st, fr, None, reason)
         else:
             _scope.write(fr, perf_counter_ns(), "" if reason is None else ',"error":' + jname(reason))
+    rec.flush()  # `recorded` is counted as lines reach the file
     end = {"type": "end", "t_ns": perf_counter_ns(), "dropped": rec.dropped, "recorded": rec.recorded}
     end.update(_cuda_facts())
     rec.close(_line(end))
@@ -232,7 +231,7 @@ def _on_signal(signum, frame):
             rec.emit('{"type":"signal","signal":"%s","t_ns":%d}\n' % (name, perf_counter_ns()))
             # Close this thread's open spans now: `end` comes next, and the
             # exception that unwinds them afterwards records nothing more.
-            st = getattr(_tls, "stack", None) or []
+            st = _tls.stack
             for fr in [f for f in reversed(st) if f[3] != "process"]:
                 pop(st, fr, None, name)
             finish(name)

@@ -12,7 +12,17 @@ from time import perf_counter_ns
 _rec = None  # the Recorder while recording; None keeps the package inert
 _first = None  # run at the first scope entry (starts collector, auto spans)
 _rf = None  # torch.profiler.record_function while the torch collector runs
-_tls = threading.local()
+
+
+class _Local(threading.local):
+    # Class defaults, so a thread that never opened a span reads an empty
+    # stack: catching AttributeError instead costs ~0.8 us per patched call.
+    stack = ()
+    tid = 0
+    thread = '""'
+
+
+_tls = _Local()
 _ids = itertools.count(1)
 _jnames = {}
 
@@ -115,9 +125,8 @@ class scope:
             return self
         if _first is not None:
             _first()
-        try:
-            st = _tls.stack
-        except AttributeError:
+        st = _tls.stack
+        if st.__class__ is tuple:  # this thread's first span
             st = thread_stack()
         rf = None
         if _rf is not None:
@@ -147,7 +156,7 @@ class scope:
                 ev._inferscope_scope = fr[0]
             except Exception:
                 pass
-        pop(getattr(_tls, "stack", None), fr, et)
+        pop(_tls.stack, fr, et)
         return False
 
     def __call__(self, fn):
