@@ -80,6 +80,9 @@ def _patch(owner, attr, make):
     except (AttributeError, TypeError):
         pass
     wrapper._inferscope_orig = orig
+    # torch.compile traces this instead of the wrapper: the spans' clock reads
+    # would otherwise break graphs, and the stack's state would be guarded on.
+    wrapper._torchdynamo_inline = orig
     setattr(owner, attr, wrapper)
     _patched.append((owner, attr, before))
 

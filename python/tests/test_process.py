@@ -7,7 +7,7 @@ import sys
 import time
 
 import pytest
-from conftest import BOOT_DIR, by_name, env_for, of_type, read_jsonl, run_py, spans_file
+from conftest import BOOT_DIR, PY_DIR, by_name, env_for, of_type, read_jsonl, run_py, spans_file
 
 
 def test_process_line_root_span_and_end(tmp_path):
@@ -174,6 +174,9 @@ def test_sitecustomize_chains_to_the_next_one(tmp_path):
     env = env_for(tmp_path / "raw")
     env["PYTHONPATH"] = BOOT_DIR + os.pathsep + str(other)
     r = subprocess.run([sys.executable, "-c", "import os, sys, inferscope\nprint(os.environ.get('CHAINED'), "
-                        "inferscope._scope._rec is not None)"], env=env, capture_output=True, text=True, timeout=60)
-    assert r.stdout.split() == ["yes", "True"], "expected the other sitecustomize run and recording on, got %r %r" % (
-        r.stdout, r.stderr)
+                        "inferscope._scope._rec is not None, inferscope.__file__)"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    want = ["yes", "True", os.path.join(PY_DIR, "inferscope", "__init__.py")]
+    assert r.stdout.split() == want, (
+        "expected the other sitecustomize run, recording on, and the package beside the boot dir (not an installed "
+        "copy): want %s, got %r %r" % (want, r.stdout, r.stderr))
