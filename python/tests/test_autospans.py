@@ -162,3 +162,23 @@ def test_uninstall_restores_originals(recording):
     assert getattr(torch.nn.Module.__call__, "_inferscope_orig", None) is None, "Module.__call__ still patched"
     assert "to" not in torch.Tensor.__dict__, "expected Tensor.to back to the inherited C method"
     assert _scope._rec is None
+
+
+def test_torch_compile_sees_no_wrappers(recording):
+    """Recording must not change the workload's graphs: dynamo traces the
+    originals (_torchdynamo_inline), not the wrappers' clock reads."""
+    import torch._dynamo
+
+    m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8))
+    x = torch.randn(2, 8)
+
+    def f(t):
+        return m(t.to(torch.float32)).cpu()
+
+    with scope("compiled"):
+        torch._dynamo.reset()
+        exp = torch._dynamo.explain(f)(x)
+    torch._dynamo.reset()
+    recording()
+    assert (exp.graph_count, exp.graph_break_count) == (1, 0), "expected 1 graph and no breaks, got %d graphs: %s" % (
+        exp.graph_count, [str(b.reason)[:200] for b in exp.break_reasons])
