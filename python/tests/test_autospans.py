@@ -182,3 +182,22 @@ def test_torch_compile_sees_no_wrappers(recording):
     recording()
     assert (exp.graph_count, exp.graph_break_count) == (1, 0), "expected 1 graph and no breaks, got %d graphs: %s" % (
         exp.graph_count, [str(b.reason)[:200] for b in exp.break_reasons])
+
+
+def test_auto_spans_off(tmp_path):
+    """INFERSCOPE_AUTO_SPANS=0: scopes only, nothing patched."""
+    from conftest import read_jsonl, spans_file
+
+    from inferscope import _boot
+
+    _boot.start(str(tmp_path / "raw"), auto_spans=False, handlers=False)
+    try:
+        with scope("s"):
+            torch.nn.Linear(2, 2)(torch.ones(2))
+        patched = getattr(torch.nn.Module.__call__, "_inferscope_orig", None) is not None
+    finally:
+        _boot.stop()
+    lines = read_jsonl(spans_file(tmp_path / "raw"))
+    assert not patched, "expected Module.__call__ left alone with auto spans off"
+    assert [x["kind"] for x in of_type(lines, "span")] == ["scope"], "expected only the scope span, got %s" % (
+        of_type(lines, "span"))
