@@ -96,8 +96,11 @@ class Recorder:
             try:
                 while data and self._job is job:
                     data = data[os.write(self.fd, data):]
-            except OSError:
-                self.write_errors += 1  # a full disk must not take the workload down
+            except OSError:  # a full disk must not take the workload down, nor go unreported
+                self.write_errors += 1
+                with self.drop_lock:
+                    self.dropped += spans
+                spans = 0
             if self._job is job:
                 del buf[:n]
                 self._size = end
