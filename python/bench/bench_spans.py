@@ -7,6 +7,7 @@ nothing: the loop's own cost is printed as `empty loop` for reference.
 """
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -129,7 +130,8 @@ def main():
     finally:
         _boot.stop()
     size = sum(os.path.getsize(os.path.join(raw, f)) for f in os.listdir(raw))
-    print("(recorded into %s, %.1f MB)" % (raw, size / 1e6))
+    shutil.rmtree(raw)
+    print("(recorded %.1f MB of spans, removed)" % (size / 1e6))
 
 
 if __name__ == "__main__":
