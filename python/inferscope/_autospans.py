@@ -80,6 +80,9 @@ def _patch(owner, attr, make):
     except (AttributeError, TypeError):
         pass
     wrapper._inferscope_orig = orig
+    # torch.compile traces this instead of the wrapper: the spans' clock reads
+    # would otherwise break graphs, and the stack's state would be guarded on.
+    wrapper._torchdynamo_inline = orig
     setattr(owner, attr, wrapper)
     _patched.append((owner, attr, before))
 
@@ -99,10 +102,7 @@ def _method(kind, label):
 
     def make(orig):
         def wrapper(self, *args, **kwargs):
-            try:
-                st = _tls.stack
-            except AttributeError:
-                return orig(self, *args, **kwargs)
+            st = _tls.stack
             if not st or st[-1][3] in suppress:
                 return orig(self, *args, **kwargs)
             fr = push(st, fixed or _class_name(type(self), label), kind)
@@ -138,10 +138,7 @@ def _module_kind(cls):
 
 def _module_call(orig):
     def __call__(self, *args, **kwargs):
-        try:
-            st = _tls.stack
-        except AttributeError:
-            return orig(self, *args, **kwargs)
+        st = _tls.stack
         # Every submodule call pays only this: the outermost call is the span.
         if not st or st[-1][3] in ("forward", "transform"):
             return orig(self, *args, **kwargs)
@@ -202,10 +199,7 @@ def _copy(name, kind_of):
 
     def make(orig):
         def wrapper(self, *args, **kwargs):
-            try:
-                st = _tls.stack
-            except AttributeError:
-                return orig(self, *args, **kwargs)
+            st = _tls.stack
             if not st or st[-1][3] in ("h2d", "d2h"):
                 return orig(self, *args, **kwargs)
             kind = kind_of(self, args, kwargs)

@@ -79,7 +79,7 @@ def start(raw_dir, collector="none", size_mb=64.0, auto_spans=True, process_name
     _scope._rec = rec
     _process_frame = None
     if process_name is not None:
-        st = getattr(_tls, "stack", None) or thread_stack()
+        st = _tls.stack if _tls.stack.__class__ is list else thread_stack()
         i, jn, t = next(_scope._ids), jname(process_name), perf_counter_ns()
         forced = rec.begin('{"type":"begin","id":%d,"name":%s,"kind":"process","tid":%d,"t_ns":%d}\n' % (i, jn, _tls.tid, t))
         _process_frame = (i, 0, jn, "process", t, None, forced)
@@ -109,7 +109,7 @@ def stop():
     _hooks.cancel(_on_torch_import)
     _collector = None
     _restore_handlers()
-    if hasattr(_tls, "stack"):
+    if _tls.stack.__class__ is list:
         del _tls.stack[:]
 
 
@@ -121,16 +121,23 @@ def finish(reason=None):
         if _finished or rec is None or os.getpid() != _pid:
             return
         _finished = True
+    # The workload may have replaced our excepthook; Python sets
+    # sys.last_value before calling whichever hook is installed.
+    last = getattr(sys, "last_value", None)
+    if last is not None and reason is None:
+        try:
+            _report_error(last)
+        except Exception:
+            pass
     _stop_collector()
     fr = _process_frame
     if fr is not None:
-        st = getattr(_tls, "stack", None)
-        if st is None:
-            st = thread_stack()
+        st = _tls.stack if _tls.stack.__class__ is list else thread_stack()
         if fr in st:
             pop(st, fr, None, reason)
         else:
             _scope.write(fr, perf_counter_ns(), "" if reason is None else ',"error":' + jname(reason))
+    rec.flush()  # `recorded` is counted as lines reach the file
     end = {"type": "end", "t_ns": perf_counter_ns(), "dropped": rec.dropped, "recorded": rec.recorded}
     end.update(_cuda_facts())
     rec.close(_line(end))
@@ -148,10 +155,10 @@ def _on_first_scope():
 
 
 def _on_torch_import(torch):
-    _maybe_start_collector()
+    _maybe_start_collector(imported=True)
 
 
-def _maybe_start_collector():
+def _maybe_start_collector(imported=False):
     """The profiler window opens at the first scope entry, or at `import
     torch` in a scopeless main process, whichever comes with torch loaded."""
     global _collector, _exiting_hook
@@ -159,7 +166,8 @@ def _maybe_start_collector():
     if c is None or c.running or not (_scope_seen or _scopeless):
         return
     mod = sys.modules.get("torch")
-    if mod is None or _hooks._initializing(mod):
+    # Mid-import (a scope entered while torch imports) waits for the import hook.
+    if mod is None or (not imported and _hooks._initializing(mod)):
         return
     try:
         c.start()
@@ -223,7 +231,7 @@ def _on_signal(signum, frame):
             rec.emit('{"type":"signal","signal":"%s","t_ns":%d}\n' % (name, perf_counter_ns()))
             # Close this thread's open spans now: `end` comes next, and the
             # exception that unwinds them afterwards records nothing more.
-            st = getattr(_tls, "stack", None) or []
+            st = _tls.stack
             for fr in [f for f in reversed(st) if f[3] != "process"]:
                 pop(st, fr, None, name)
             finish(name)
@@ -239,23 +247,32 @@ def _on_signal(signum, frame):
 
 def _excepthook(et, ev, tb):
     try:
-        rec = _scope._rec
-        if rec is not None and os.getpid() == _pid:
-            lines = str(ev).strip().splitlines()
-            rec.emit(
-                _line(
-                    {
-                        "type": "error",
-                        "exc_type": qualname(et),
-                        "message": lines[0][:2000] if lines else "",
-                        "scope_id": getattr(ev, "_inferscope_scope", 0),
-                    }
-                )
-            )
-            rec.flush()
+        _report_error(ev)
     except Exception:
         pass
     (_prev_excepthook or sys.__excepthook__)(et, ev, tb)
+
+
+def _report_error(ev):
+    rec = _scope._rec
+    if rec is None or os.getpid() != _pid or getattr(ev, "_inferscope_reported", False):
+        return
+    try:
+        ev._inferscope_reported = True
+    except Exception:
+        pass
+    lines = str(ev).strip().splitlines()
+    rec.emit(
+        _line(
+            {
+                "type": "error",
+                "exc_type": qualname(type(ev)),
+                "message": lines[0][:2000] if lines else "",
+                "scope_id": getattr(ev, "_inferscope_scope", 0),
+            }
+        )
+    )
+    rec.flush()
 
 
 def _after_fork_child():

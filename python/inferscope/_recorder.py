@@ -2,12 +2,9 @@
 with os.write on an O_APPEND fd by a flusher thread every FLUSH_S and by
 whoever asks (top-level scope exit, exit, signal)."""
 import os
-import signal
 import threading
 
 FLUSH_S = 0.05  # half the 100 ms the contract allows a SIGKILL to lose
-
-_BLOCK = (signal.SIGINT, signal.SIGTERM)
 
 
 class Recorder:
@@ -20,16 +17,20 @@ class Recorder:
         self.pid = os.getpid()
         self.path = os.path.join(self.dir, "spans-%d.jsonl" % self.pid)
         self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o644)
-        # Reentrant: a signal handler runs on the main thread and may
-        # interrupt it while it holds either lock.
-        self.lock = threading.RLock()
-        self.wlock = threading.RLock()
+        # The record path takes no lock: list.append is atomic, and flush()
+        # takes lines off the front with len/slice/del, which appends (only
+        # ever at the end) cannot disturb. Only flushes serialise.
         self.buf = []
-        self.used = 0  # bytes of begin+span lines accepted so far
-        self.recorded = 0
+        self.wlock = threading.RLock()  # reentrant: a signal handler may flush over a flush
+        self.drop_lock = threading.Lock()
+        self.used = 0  # bytes of begin+span lines accepted; racy on purpose: a bound, not a count
+        self.recorded = 0  # span lines written, counted exactly at flush
         self.dropped = 0
         self.write_errors = 0
         self.closed = False
+        self._size = os.fstat(self.fd).st_size  # bytes in the file, for _finish_job
+        self._job = None  # the flush in progress: (lines, size before, size after, bytes, spans)
+        self._gen = 0  # completed flushes
         self._stop = threading.Event()
         t = threading.Thread(target=self._flusher, name="inferscope-flush", daemon=True)
         t.start()
@@ -45,70 +46,93 @@ class Recorder:
 
     def emit(self, line):
         """Control lines (process, clock, error, ...) are never budgeted."""
-        with self.lock:
-            if not self.closed:
-                self.buf.append(line)
+        if not self.closed:
+            self.buf.append(line)
 
     def begin(self, line):
         """Returns whether the line was kept; a kept begin forces its span."""
-        with self.lock:
-            if self.closed or self.used + len(line) > self.limit:
-                return False
-            self.used += len(line)
-            self.buf.append(line)
-            return True
+        if self.closed or self.used + len(line) > self.limit:
+            return False
+        self.used += len(line)
+        self.buf.append(line)
+        return True
 
     def span(self, line, forced):
-        with self.lock:
-            if self.closed:
-                return
-            if not forced and self.used + len(line) > self.limit:
+        if self.closed:
+            return
+        if not forced and self.used + len(line) > self.limit:
+            with self.drop_lock:  # rare path, and the count must be exact
                 self.dropped += 1
-                return
-            self.used += len(line)
-            self.recorded += 1
-            self.buf.append(line)
+            return
+        self.used += len(line)
+        self.buf.append(line)
 
     def flush(self):
-        # Signals are held off on the main thread so that a handler, which
-        # flushes too, never runs between taking the buffer and writing it.
-        old = _block()
+        """Write buffered lines; exact under SIGINT/SIGTERM handlers.
+
+        A Python signal handler runs on the main thread between bytecodes,
+        possibly in the middle of a flush there, and flushes too before it
+        raises or exits. So a flush publishes its job in self._job before
+        writing; a handler that finds one finishes it (the file size says how
+        much landed), and the interrupted flush, if it ever resumes, sees
+        that its job or generation is gone and stops. The steps after each
+        check make no calls, so no handler can run between check and step.
+        """
+        with self.wlock:
+            if self._job is not None:
+                self._finish_job()
+            gen = self._gen
+            buf = self.buf
+            n = len(buf)
+            if not n:
+                return
+            chunk = buf[:n]
+            spans = sum(1 for x in chunk if x.startswith('{"type":"span"'))
+            data = "".join(chunk).encode()
+            end = self._size + len(data)
+            if self._gen != gen:
+                return  # a handler flushed these lines while we were building data
+            job = self._job = (n, self._size, end, data, spans)
+            try:
+                while data and self._job is job:
+                    data = data[os.write(self.fd, data):]
+            except OSError:  # a full disk must not take the workload down, nor go unreported
+                self.write_errors += 1
+                with self.drop_lock:
+                    self.dropped += spans
+                spans = 0
+            if self._job is job:
+                del buf[:n]
+                self._size = end
+                self.recorded += spans
+                self._gen = gen + 1
+                self._job = None
+
+    def _finish_job(self):
+        n, start, end, data, spans = self._job
         try:
-            with self.wlock:
-                with self.lock:
-                    if not self.buf:
-                        return
-                    buf, self.buf = self.buf, []
-                data = "".join(buf).encode()
-                try:
-                    while data:
-                        data = data[os.write(self.fd, data):]
-                except OSError:
-                    # A full disk must not take the workload down with it.
-                    self.write_errors += 1
-        finally:
-            if old is not None:
-                signal.pthread_sigmask(signal.SIG_SETMASK, old)
+            done = os.fstat(self.fd).st_size - start
+            rest = data[max(done, 0):]
+            while rest:
+                rest = rest[os.write(self.fd, rest):]
+        except OSError:
+            self.write_errors += 1
+        del self.buf[:n]
+        self._size = end
+        self.recorded += spans
+        self._gen += 1
+        self._job = None
 
     def close(self, last_line=None):
-        with self.lock:
-            if self.closed:
-                return
-            if last_line is not None:
-                self.buf.append(last_line)
+        if self.closed:
+            return
+        if last_line is not None:
+            self.buf.append(last_line)
         self.flush()
-        with self.lock:
-            self.closed = True
+        self.closed = True
         self._stop.set()
 
     def _flusher(self):
         while not self._stop.wait(FLUSH_S):
             if self.buf:
                 self.flush()
-
-
-def _block():
-    """Block SIGINT/SIGTERM on the main thread; returns the mask to restore."""
-    if threading.get_ident() != threading.main_thread().ident or not hasattr(signal, "pthread_sigmask"):
-        return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCK)

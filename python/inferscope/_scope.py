@@ -12,7 +12,17 @@ from time import perf_counter_ns
 _rec = None  # the Recorder while recording; None keeps the package inert
 _first = None  # run at the first scope entry (starts collector, auto spans)
 _rf = None  # torch.profiler.record_function while the torch collector runs
-_tls = threading.local()
+
+
+class _Local(threading.local):
+    # Class defaults, so a thread that never opened a span reads an empty
+    # stack: catching AttributeError instead costs ~0.8 us per patched call.
+    stack = ()
+    tid = 0
+    thread = '""'
+
+
+_tls = _Local()
 _ids = itertools.count(1)
 _jnames = {}
 
@@ -72,27 +82,33 @@ def pop(st, fr, et, reason=None):
             fr[5].__exit__(None, None, None)
         except Exception:
             pass
-    if reason is not None:
-        err = ',"error":' + jname(reason)
-    elif et is not None:
-        err = ',"error":' + jname(qualname(et))
-    else:
+    rec = _rec
+    if rec is None:
+        return
+    if et is None and reason is None:
         err = ""
-    write(fr, end, err)
+    else:
+        err = ',"error":' + jname(reason if reason is not None else qualname(et))
+    t = _tls
+    # Inlined write(): this is the hot path of every span.
+    rec.span(
+        f'{{"type":"span","id":{fr[0]},"parent":{fr[1]},"name":{fr[2]},"kind":"{fr[3]}","tid":{t.tid},'
+        f'"thread":{t.thread},"start_ns":{fr[4]},"end_ns":{end}{err}}}\n',
+        fr[6],
+    )
     if fr[3] in ROOT_KINDS and (not st or st[-1][3] == "process"):
-        rec = _rec
-        if rec is not None:
-            rec.flush()
+        rec.flush()
 
 
 def write(fr, end, err=""):
+    """Write a frame's span line without popping it (the process span)."""
     rec = _rec
     if rec is None:
         return
     t = _tls
     rec.span(
-        '{"type":"span","id":%d,"parent":%d,"name":%s,"kind":"%s","tid":%d,"thread":%s,"start_ns":%d,"end_ns":%d%s}\n'
-        % (fr[0], fr[1], fr[2], fr[3], t.tid, t.thread, fr[4], end, err),
+        f'{{"type":"span","id":{fr[0]},"parent":{fr[1]},"name":{fr[2]},"kind":"{fr[3]}","tid":{t.tid},'
+        f'"thread":{t.thread},"start_ns":{fr[4]},"end_ns":{end}{err}}}\n',
         fr[6],
     )
 
@@ -115,9 +131,8 @@ class scope:
             return self
         if _first is not None:
             _first()
-        try:
-            st = _tls.stack
-        except AttributeError:
+        st = _tls.stack
+        if st.__class__ is tuple:  # this thread's first span
             st = thread_stack()
         rf = None
         if _rf is not None:
@@ -129,9 +144,7 @@ class scope:
         i = next(_ids)
         jn = jname(self.name)
         start = perf_counter_ns()
-        forced = rec.begin(
-            '{"type":"begin","id":%d,"name":%s,"kind":"scope","tid":%d,"t_ns":%d}\n' % (i, jn, _tls.tid, start)
-        )
+        forced = rec.begin(f'{{"type":"begin","id":{i},"name":{jn},"kind":"scope","tid":{_tls.tid},"t_ns":{start}}}\n')
         fr = (i, st[-1][0] if st else 0, jn, "scope", start, rf, forced)
         st.append(fr)
         self._fr = (fr, self._fr)
@@ -147,7 +160,7 @@ class scope:
                 ev._inferscope_scope = fr[0]
             except Exception:
                 pass
-        pop(getattr(_tls, "stack", None), fr, et)
+        pop(_tls.stack, fr, et)
         return False
 
     def __call__(self, fn):

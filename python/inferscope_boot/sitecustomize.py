@@ -20,12 +20,24 @@ def _chain():
 
 
 def _start():
-    try:
-        import inferscope
-    except ImportError:
-        # Extracted tree (inferscope/ next to inferscope_boot/), not installed.
-        sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        import inferscope
+    # The package beside this directory (the tree `inferscope run` extracts)
+    # wins over any installed copy, so the binary and its Python side match.
+    import importlib.util
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    init = os.path.join(here, "inferscope", "__init__.py")
+    if "inferscope" not in sys.modules and os.path.exists(init):
+        spec = importlib.util.spec_from_file_location("inferscope", init,
+                                                      submodule_search_locations=[os.path.dirname(init)])
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["inferscope"] = mod
+        try:
+            spec.loader.exec_module(mod)
+        except BaseException:
+            del sys.modules["inferscope"]
+            raise
+    import inferscope
+
     inferscope._autostart()
 
 
