@@ -552,7 +552,7 @@ EXPORT int inferscope_cupti_start(const char *raw_dir) {
   size_t total = mb << 20;
   g_buf_size = total / 8 < (4u << 20) ? total / 8 : (4u << 20);
   if (g_buf_size < (64u << 10)) g_buf_size = 64u << 10;
-  g_nbufs = (int)(total / g_buf_size);
+  g_nbufs = (int)((total - total / 8) / g_buf_size);
   if (g_nbufs < 2) g_nbufs = 2;
   g_cb_max = (int)(total / 8 / CB_CHUNK);
   if (g_cb_max < 2) g_cb_max = 2;
