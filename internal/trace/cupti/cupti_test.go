@@ -185,7 +185,7 @@ func TestClockFit(t *testing.T) {
 			{MonoBefore: 1e9 + 1000 + 1000, CUPTI: 1e9 + 1, MonoAfter: 1e9 + 1000 + 1002}}, 1000, 1, 1},
 		{"residual widens the bound", []SyncPoint{
 			{MonoBefore: 1000, CUPTI: 1, MonoAfter: 1002},
-			{MonoBefore: 5e8 + 1000 + 50, CUPTI: 5e8 + 1, MonoAfter: 5e8 + 1000 + 52}, // 50 ns off the line
+			{MonoBefore: 5e8 + 1000 + 50, CUPTI: 5e8 + 1, MonoAfter: 5e8 + 1000 + 52},          // 50 ns off the line
 			{MonoBefore: 1e9 + 1000, CUPTI: 1e9 + 1, MonoAfter: 1e9 + 1002}}, 1000, 0, 1 + 49}, // residual 50 minus its own half-bracket 1, plus the fit points' 1
 		{"bad bracket ignored", []SyncPoint{{MonoBefore: 10, CUPTI: 5, MonoAfter: 5}, {MonoBefore: 100, CUPTI: 50, MonoAfter: 100}}, 50, 0, 0},
 	}
