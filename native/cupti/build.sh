@@ -24,7 +24,6 @@ latest() { # newest "} NAMEn;" typedef in the headers
 K=$(latest CUpti_ActivityKernel); M=$(latest CUpti_ActivityMemcpy); S=$(latest CUpti_ActivityMemset)
 Y=$(latest CUpti_ActivitySynchronization); O=$(latest CUpti_ActivityOverhead)
 DEFS="-DIS_KERNEL_T=$K -DIS_MEMCPY_T=$M -DIS_MEMSET_T=$S -DIS_SYNC_T=$Y -DIS_OVERHEAD_T=$O"
-grep -q cuptiActivityFlushPeriod $HDRS && DEFS="$DEFS -DIS_HAVE_FLUSH_PERIOD=1"
 echo "structs: $K $M $S $Y $O; libcupti in $LIBDIR"
 gcc -shared -fPIC -O2 -fvisibility=hidden -Wall -Wno-unused-function $INC $DEFS "$HERE/inferscope_cupti.c" -o "$OUT" \
   -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -lcupti -lpthread -lstdc++
