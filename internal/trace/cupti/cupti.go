@@ -50,7 +50,7 @@ const maxRecord = 16 << 20 // a STRING never exceeds 1 MB; anything larger is co
 // Clock maps CUPTI timestamps to CLOCK_MONOTONIC:
 // mono = cupti + Offset + Drift·(cupti − Origin).
 type Clock struct {
-	Offset float64
+	Offset int64
 	Drift  float64
 	Origin int64
 	// ErrNs bounds |mapped − true| for any time between the fit points:
@@ -64,7 +64,7 @@ type Clock struct {
 
 // ToMono maps a CUPTI timestamp to CLOCK_MONOTONIC ns.
 func (c Clock) ToMono(cupti int64) int64 {
-	return cupti + int64(math.Round(c.Offset+c.Drift*float64(cupti-c.Origin)))
+	return cupti + c.Offset + int64(math.Round(c.Drift*float64(cupti-c.Origin)))
 }
 
 // SyncPoint is one CLOCK record.
@@ -340,19 +340,22 @@ func stream(s uint32) int64 {
 
 // FitClock fits CUPTI → CLOCK_MONOTONIC from sync points: the tightest
 // bracketed point of the first half and of the second half fix offset and
-// drift; every point then checks the fit.
+// drift; every point then checks the fit. Arithmetic is in integers where it
+// matters: CUPTI timestamps are epoch-based (~1.8e18 ns), beyond float64's
+// integer precision.
 func FitClock(pts []SyncPoint) Clock {
-	type pt struct{ cupti, mono, half float64 }
+	type pt struct{ cupti, mono, half int64 } // mono: bracket midpoint; half rounded up
 	var ps []pt
 	for _, p := range pts {
 		if p.MonoAfter >= p.MonoBefore && p.CUPTI > 0 {
-			ps = append(ps, pt{float64(p.CUPTI), float64(p.MonoBefore+p.MonoAfter) / 2, float64(p.MonoAfter-p.MonoBefore) / 2})
+			d := p.MonoAfter - p.MonoBefore
+			ps = append(ps, pt{p.CUPTI, p.MonoBefore + d/2, (d + 1) / 2})
 		}
 	}
 	if len(ps) == 0 {
 		return Clock{ErrNs: -1, Method: "none: no clock records (GPU times left on the CUPTI clock)"}
 	}
-	mid := (ps[0].cupti + ps[len(ps)-1].cupti) / 2
+	mid := ps[0].cupti + (ps[len(ps)-1].cupti-ps[0].cupti)/2
 	best := func(early bool) pt {
 		var b pt
 		found := false
@@ -367,17 +370,20 @@ func FitClock(pts []SyncPoint) Clock {
 		return b
 	}
 	a, b := best(true), best(false)
-	c := Clock{Origin: int64(a.cupti), Offset: a.mono - a.cupti, Points: len(ps)}
+	c := Clock{Origin: a.cupti, Offset: a.mono - a.cupti, Points: len(ps)}
 	if b.cupti > a.cupti {
-		c.Drift = (b.mono - b.cupti - c.Offset) / (b.cupti - a.cupti)
+		c.Drift = float64((b.mono-b.cupti)-c.Offset) / float64(b.cupti-a.cupti)
 	}
 	base := max(a.half, b.half)
 	worst := base
 	for _, p := range ps {
-		res := math.Abs(float64(c.ToMono(int64(p.cupti))) - p.mono)
+		res := c.ToMono(p.cupti) - p.mono
+		if res < 0 {
+			res = -res
+		}
 		worst = max(worst, base+max(0, res-p.half))
 	}
-	c.ErrNs = int64(math.Ceil(worst))
+	c.ErrNs = worst + 1 // +1: the midpoint's integer rounding
 	drift := ""
 	if b.cupti > a.cupti {
 		drift = fmt.Sprintf(" + drift %.3g ppm", c.Drift*1e6)

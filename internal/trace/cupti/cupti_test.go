@@ -132,7 +132,7 @@ func TestReadSample(t *testing.T) {
 	if !rec.Clean || rec.Truncated || rec.Pid != 4242 || rec.CUPTIVersion != 26 {
 		t.Fatalf("header/status: %+v", rec)
 	}
-	if rec.Clock.Offset != 500 || rec.Clock.Drift != 0 || rec.Clock.ErrNs != 10 || rec.Clock.Points != 2 {
+	if rec.Clock.Offset != 500 || rec.Clock.Drift != 0 || rec.Clock.ErrNs != 11 || rec.Clock.Points != 2 {
 		t.Fatalf("clock: %+v", rec.Clock)
 	}
 	if rec.Dropped != (Dropped{CUPTI: 3, Callback: 1, BuffersRefused: 2}) || rec.Dropped.Total() != 4 {
@@ -174,20 +174,23 @@ func TestClockFit(t *testing.T) {
 	tests := []struct {
 		name    string
 		pts     []SyncPoint
-		offset  float64
+		offset  int64
 		driftPM float64 // ppm
 		errNs   int64
 	}{
 		{"none", nil, 0, 0, -1},
-		{"one point", []SyncPoint{{MonoBefore: 90, CUPTI: 0 + 1, MonoAfter: 110}}, 99, 0, 10},
+		{"one point", []SyncPoint{{MonoBefore: 90, CUPTI: 0 + 1, MonoAfter: 110}}, 99, 0, 11},
 		{"offset+drift", []SyncPoint{
 			{MonoBefore: 1000, CUPTI: 1, MonoAfter: 1002},
-			{MonoBefore: 1e9 + 1000 + 1000, CUPTI: 1e9 + 1, MonoAfter: 1e9 + 1000 + 1002}}, 1000, 1, 1},
+			{MonoBefore: 1e9 + 1000 + 1000, CUPTI: 1e9 + 1, MonoAfter: 1e9 + 1000 + 1002}}, 1000, 1, 2},
+		{"epoch-sized CUPTI times keep ns precision", []SyncPoint{
+			{MonoBefore: 5_000_000_000, CUPTI: 1_795_411_254_638_337_001, MonoAfter: 5_000_000_002},
+			{MonoBefore: 6_000_000_000, CUPTI: 1_795_411_255_638_337_001, MonoAfter: 6_000_000_002}}, 5_000_000_001 - 1_795_411_254_638_337_001, 0, 2},
 		{"residual widens the bound", []SyncPoint{
 			{MonoBefore: 1000, CUPTI: 1, MonoAfter: 1002},
-			{MonoBefore: 5e8 + 1000 + 50, CUPTI: 5e8 + 1, MonoAfter: 5e8 + 1000 + 52},          // 50 ns off the line
-			{MonoBefore: 1e9 + 1000, CUPTI: 1e9 + 1, MonoAfter: 1e9 + 1002}}, 1000, 0, 1 + 49}, // residual 50 minus its own half-bracket 1, plus the fit points' 1
-		{"bad bracket ignored", []SyncPoint{{MonoBefore: 10, CUPTI: 5, MonoAfter: 5}, {MonoBefore: 100, CUPTI: 50, MonoAfter: 100}}, 50, 0, 0},
+			{MonoBefore: 5e8 + 1000 + 50, CUPTI: 5e8 + 1, MonoAfter: 5e8 + 1000 + 52},              // 50 ns off the line
+			{MonoBefore: 1e9 + 1000, CUPTI: 1e9 + 1, MonoAfter: 1e9 + 1002}}, 1000, 0, 1 + 49 + 1}, // residual 50 minus its own half-bracket 1, plus the fit points' 1
+		{"bad bracket ignored", []SyncPoint{{MonoBefore: 10, CUPTI: 5, MonoAfter: 5}, {MonoBefore: 100, CUPTI: 50, MonoAfter: 100}}, 50, 0, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,7 +238,7 @@ func TestTruncated(t *testing.T) {
 	if !rec.Truncated || rec.Clean || rec.Counts["kernel"] != 0 || rec.Counts["api"] != 2 || rec.Strings[2] == "" {
 		t.Fatalf("cut kernel: %+v", rec)
 	}
-	if rec.Clock.Points != 1 || rec.Clock.ErrNs != 10 {
+	if rec.Clock.Points != 1 || rec.Clock.ErrNs != 11 {
 		t.Fatalf("one clock point left: %+v", rec.Clock)
 	}
 	if len(whole.Events) != 7 {

@@ -1,6 +1,7 @@
 package cupti
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -56,6 +57,7 @@ func TestRecorded(t *testing.T) {
 	}{
 		{"vecadd.bin", true, 5, true},
 		{"torch.bin", true, 200, true},
+		{"torch-sync.bin", true, 200, true}, // SYNCHRONIZATION activity on (run 2)
 		{"ctypes.bin", true, 200, true},
 		{"kill.bin", false, 100, false},
 	}
@@ -74,9 +76,9 @@ func TestRecorded(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := summarize(rec)
-			t.Logf("%s: pid %d cupti %d, %d bytes, counts %v, kinds %v, kernels %d (%d with a launch record), nested %d (%d same corr), dropped %+v, clean %v truncated %v@%d, clock %s err %d ns, span %.3f s",
+			t.Logf("%s: pid %d cupti %d, %d bytes, counts %v, kinds %v, kernels %d (%d with a launch record), nested %d (%d same corr), dropped %+v, clean %v truncated %v@%d, clock %s offset %.0f ns err %d ns, span %.3f s",
 				tc.file, rec.Pid, rec.CUPTIVersion, rec.Bytes, rec.Counts, s.kinds, s.launches, s.matched, rec.Nested, rec.NestedSameCorr,
-				rec.Dropped, rec.Clean, rec.Truncated, rec.TruncatedAt, rec.Clock.Method, rec.Clock.ErrNs, float64(s.maxTs-s.minTs)/1e9)
+				rec.Dropped, rec.Clean, rec.Truncated, rec.TruncatedAt, rec.Clock.Method, float64(rec.Clock.Offset), rec.Clock.ErrNs, float64(s.maxTs-s.minTs)/1e9)
 			if rec.Clean != tc.clean {
 				t.Errorf("clean = %v, want %v", rec.Clean, tc.clean)
 			}
@@ -97,5 +99,27 @@ func TestRecorded(t *testing.T) {
 				t.Errorf("event at %d before the collector started (%d)", s.minTs, rec.StartMono)
 			}
 		})
+	}
+}
+
+// TestRecordedTornTail cuts a real recording inside its last records, as a
+// SIGKILL during write(2) would: what precedes decodes, the cut is reported.
+func TestRecordedTornTail(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "cupti", "kill.bin"))
+	if err != nil {
+		t.Skip("not recorded")
+	}
+	whole, err := Read(bytes.NewReader(b))
+	if err != nil || whole.Truncated || whole.Clean {
+		t.Fatalf("whole kill.bin: err %v truncated %v clean %v", err, whole.Truncated, whole.Clean)
+	}
+	for _, cut := range []int{3, 13, 47, 101} {
+		rec, err := Read(bytes.NewReader(b[:len(b)-cut]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rec.Truncated || rec.TruncatedAt > int64(len(b)-cut) || len(rec.Events) >= len(whole.Events) || len(rec.Events) < len(whole.Events)-4 {
+			t.Errorf("cut %d: truncated %v at %d, %d of %d events", cut, rec.Truncated, rec.TruncatedAt, len(rec.Events), len(whole.Events))
+		}
 	}
 }
