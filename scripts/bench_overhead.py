@@ -6,6 +6,7 @@ Arms, each a fresh process per round, in rotating order:
   bare      python3 workloads/scenarios.py S              (no inferscope importable)
   run       inferscope run -- python3 workloads/scenarios.py S   (default: torch collector + spans)
   spans     inferscope run --collector none -- ...               (automatic spans only)
+  cupti     inferscope run --collector cupti -- ...              (native CUPTI collector + spans)
   profiler  torch.profiler CPU+CUDA around each iteration, no inferscope (scripts/device/capture_kineto.py)
 
 The statistic is each process's median per-iteration latency (the scenario's
@@ -31,6 +32,8 @@ def arm_cmd(arm, scenario, iters, tmp):
         return [os.path.join(ROOT, "dist", "inferscope"), "run", "--output-dir", tmp, "--"] + base
     if arm == "spans":
         return [os.path.join(ROOT, "dist", "inferscope"), "run", "--collector", "none", "--output-dir", tmp, "--"] + base
+    if arm == "cupti":
+        return [os.path.join(ROOT, "dist", "inferscope"), "run", "--collector", "cupti", "--output-dir", tmp, "--"] + base
     if arm == "profiler":
         return ["python3", os.path.join(ROOT, "scripts", "device", "capture_kineto.py"), os.path.join(tmp, "prof.json")] + base[1:]
     raise ValueError(arm)

@@ -155,8 +155,8 @@ flags before "--" if your program has its own --report.`,
 			req.Command = rest
 			req.AutoSpans = !noAuto
 			req.Options.ToolVersion = toolVersion()
-			if req.Collector != "torch" && req.Collector != "none" {
-				return usageError{fmt.Errorf("unknown --collector %q (known: torch, none)", req.Collector)}
+			if req.Collector != "torch" && req.Collector != "cupti" && req.Collector != "none" {
+				return usageError{fmt.Errorf("unknown --collector %q (known: torch, cupti, none)", req.Collector)}
 			}
 			code, err := driver.Run(req, cmd.ErrOrStderr())
 			if err != nil {
@@ -173,7 +173,7 @@ flags before "--" if your program has its own --report.`,
 	f.StringVar(&req.Report, "report", "", "report file (default: <output-dir>/report_<scope>_<time>.md)")
 	f.StringVarP(&req.Format, "format", "f", "", fmt.Sprintf("report format: %v (default: from --report's extension, else md)", report.Formats()))
 	f.StringVar(&req.OutputDir, "output-dir", req.OutputDir, "directory for the trace and default report")
-	f.StringVar(&req.Collector, "collector", req.Collector, "GPU/op collector: torch (torch.profiler) or none (Python spans only)")
+	f.StringVar(&req.Collector, "collector", req.Collector, "GPU/op collector: torch (torch.profiler), cupti (native CUPTI library, built on first use; experimental) or none (Python spans only)")
 	f.IntVar(&req.TraceSizeMB, "trace-size-mb", 0, "memory bound for buffered spans (INFERSCOPE_TRACE_SIZE_MB; default 64)")
 	f.BoolVar(&noAuto, "no-auto-spans", false, "do not patch tokenizers / generate / forward / .to() for automatic spans")
 	f.BoolVar(&req.KeepRaw, "keep-raw", false, "keep the raw collector files under <output-dir>/.raw")

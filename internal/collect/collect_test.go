@@ -86,3 +86,33 @@ func FuzzParseStream(f *testing.F) {
 		_, _ = ParseStream(strings.NewReader(string(data)))
 	})
 }
+
+// A non-Python CUDA program leaves only a native recording: it is still
+// analysed (whole trace), on CLOCK_MONOTONIC, with the collector named.
+func TestReadDirNativeOnly(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/cupti/vecadd.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cupti-4242.bin"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[trace.Kind]int{}
+	for _, e := range tr.Events {
+		kinds[e.Kind]++
+	}
+	if kinds[trace.KindKernel] == 0 || kinds[trace.KindMemcpy] == 0 {
+		t.Errorf("want kernels and copies from the recording, got %v", kinds)
+	}
+	if tr.Meta.Collector != "cupti" || !strings.HasPrefix(tr.Meta.ClockSync, "CUPTI") || tr.Meta.ClockErrorNs <= 0 {
+		t.Errorf("metadata: want collector cupti and a CUPTI clock fit, got %q, %q, %d ns", tr.Meta.Collector, tr.Meta.ClockSync, tr.Meta.ClockErrorNs)
+	}
+	if tr.Meta.Platform != "cuda" {
+		t.Errorf("platform: want cuda, got %q", tr.Meta.Platform)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/inferscope/inferscope/internal/trace"
+	"github.com/inferscope/inferscope/internal/trace/cupti"
 	"github.com/inferscope/inferscope/internal/trace/kineto"
 )
 
@@ -116,11 +117,13 @@ func ParseStream(r io.Reader) (*stream, error) {
 func ReadDir(dir string) (*trace.Trace, error) {
 	files, _ := filepath.Glob(filepath.Join(dir, "spans-*.jsonl"))
 	sort.Strings(files)
-	if len(files) == 0 {
-		return nil, fmt.Errorf("no span stream in %s: the workload never imported the inferscope package (is it a Python program? did it start?)", dir)
+	natives, _ := filepath.Glob(filepath.Join(dir, "cupti-*.bin"))
+	if len(files) == 0 && len(natives) == 0 {
+		return nil, fmt.Errorf("no span stream or CUPTI recording in %s: the workload never imported the inferscope package nor initialised CUDA (did it start?)", dir)
 	}
 	out := &trace.Trace{Threads: map[trace.ThreadKey]string{}, Meta: trace.Meta{Source: "inferscope", Format: "object", SchemaVersion: 1}}
 	var notes, errs []string
+	seen := map[int64]bool{}
 	for _, f := range files {
 		fh, err := os.Open(f)
 		if err != nil {
@@ -134,6 +137,16 @@ func ReadDir(dir string) (*trace.Trace, error) {
 		n, e := merge(out, dir, s)
 		notes = append(notes, n...)
 		errs = append(errs, e...)
+		seen[s.pid] = true
+	}
+	// Native recordings of processes with no span stream (non-Python CUDA
+	// programs, or children that never imported the package).
+	for _, f := range natives {
+		var pid int64
+		if _, err := fmt.Sscanf(filepath.Base(f), "cupti-%d.bin", &pid); err != nil || seen[pid] {
+			continue
+		}
+		notes = append(notes, mergeNative(out, f, pid, identity())...)
 	}
 	out.Meta.Incomplete = strings.Join(notes, "; ")
 	out.Meta.Platform = platform(out)
@@ -175,6 +188,9 @@ func merge(out *trace.Trace, dir string, s *stream) (notes, errs []string) {
 		}
 	} else if s.process != nil && s.process.Collector == "torch" && s.process.Torch != nil {
 		notes = append(notes, fmt.Sprintf("process %d: no torch.profiler trace (the process died before exporting it): host spans only, GPU work not visible", pid))
+	}
+	if f := filepath.Join(dir, fmt.Sprintf("cupti-%d.bin", pid)); fileExists(f) {
+		notes = append(notes, mergeNative(out, f, pid, clk)...)
 	}
 	annotations := annotationIndex(out.Events)
 	for _, sp := range s.spans {
@@ -285,4 +301,44 @@ func platform(t *trace.Trace) string {
 		}
 	}
 	return "cpu"
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// mergeNative adds a native CUPTI recording. Its events are on
+// CLOCK_MONOTONIC already; clk maps them onto the trace's clock when a
+// Kineto trace set it.
+func mergeNative(out *trace.Trace, path string, pid int64, clk clock) (notes []string) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return []string{fmt.Sprintf("process %d: CUPTI recording unreadable (%v)", pid, err)}
+	}
+	defer fh.Close()
+	rec, err := cupti.Read(fh)
+	if err != nil {
+		return []string{fmt.Sprintf("process %d: CUPTI recording unreadable (%v)", pid, err)}
+	}
+	for _, e := range rec.Events {
+		end := clk.toTrace(e.End())
+		e.Ts = clk.toTrace(e.Ts)
+		e.Dur = end - e.Ts
+		out.Events = append(out.Events, e)
+	}
+	if out.Meta.Collector == "" || out.Meta.Collector == "cupti" || out.Meta.Collector == "none" {
+		out.Meta.Collector = "cupti"
+	}
+	if rec.Clock.ErrNs > out.Meta.ClockErrorNs || out.Meta.ClockSync == "" || strings.HasPrefix(out.Meta.ClockSync, "single clock") {
+		out.Meta.ClockSync = "CUPTI: " + rec.Clock.Method
+		out.Meta.ClockErrorNs = max(out.Meta.ClockErrorNs, rec.Clock.ErrNs)
+	}
+	out.Meta.Dropped += rec.Dropped.Total()
+	if rec.Truncated {
+		notes = append(notes, fmt.Sprintf("process %d: CUPTI recording cut mid-record at byte %d (decoded up to there)", pid, rec.TruncatedAt))
+	} else if !rec.Clean {
+		notes = append(notes, fmt.Sprintf("process %d killed: CUPTI records up to the last flush (~1 s)", pid))
+	}
+	return notes
 }

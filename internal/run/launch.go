@@ -19,7 +19,7 @@ import (
 type Options struct {
 	Command     []string
 	RawDir      string // where the collectors write; created
-	Collector   string // torch | none
+	Collector   string // torch | cupti | none
 	TraceSizeMB int
 	AutoSpans   bool
 }
@@ -53,6 +53,14 @@ func Launch(opt Options) (Outcome, error) {
 	cmd := exec.Command(path, opt.Command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = Environ(os.Environ(), opt, pyDir)
+	if opt.Collector == "cupti" {
+		lib, err := CUPTILibrary()
+		if err != nil {
+			return Outcome{}, err
+		}
+		// Any CUDA program, Python or not, loads the collector at cuInit.
+		cmd.Env = append(cmd.Env, "CUDA_INJECTION64_PATH="+lib)
+	}
 	// Own process group: a terminal's Ctrl+C reaches InferScope, which
 	// forwards it once, instead of the workload getting it twice.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
