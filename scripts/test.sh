@@ -27,8 +27,11 @@ if [ -d python/tests ] || [ -d tests/e2e ]; then
   if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-test.txt
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e ./python
-  echo "== pytest"
-  dirs=""
-  for d in python/tests tests/e2e; do [ -d "$d" ] && dirs="$dirs $d"; done
-  INFERSCOPE_BIN="$PWD/dist/inferscope" .venv/bin/python -m pytest -q $dirs
+  # One pytest session per suite: each has its own conftest module, and
+  # their helpers are imported by name.
+  for d in python/tests tests/e2e; do
+    [ -d "$d" ] || continue
+    echo "== pytest $d"
+    INFERSCOPE_BIN="$PWD/dist/inferscope" .venv/bin/python -m pytest -q "$d"
+  done
 fi
