@@ -40,14 +40,9 @@ func (x *analyzer) attribute(cpu []cpuSeg, gpu []gpuSeg, rec *[]Seg) attribution
 	var a attribution
 	put := func(c Category, from, to int64) {
 		a.add(c, to-from)
-		if rec == nil {
-			return
+		if rec != nil {
+			appendSeg(rec, from, to, string(c))
 		}
-		if n := len(*rec); n > 0 && (*rec)[n-1].End == from && (*rec)[n-1].Cat == string(c) {
-			(*rec)[n-1].End = to
-			return
-		}
-		*rec = append(*rec, Seg{Start: from, End: to, Cat: string(c)})
 	}
 	g := 0
 	lastSyncEnd := int64(-1)

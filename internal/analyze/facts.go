@@ -108,15 +108,12 @@ func (f *facts) observe(in timeline.Instance, cpu []cpuSeg, gpu []gpuSeg, work [
 			continue
 		}
 		name := HostBlockedGap
-		if s.ev >= 0 {
-			name = tl.Events[s.ev].Name
-			// Attribute op time inside a tokenizer span to the span.
-			for p := s.ev; p >= 0 && tl.Events[p].Kind == trace.KindCPUOp; p = tl.Parent[p] {
-				name = tl.Events[p].Name
-				if pp := tl.Parent[p]; pp >= 0 && tl.Events[pp].Kind != trace.KindCPUOp {
-					name = tl.Events[pp].Name
-				}
+		if p := s.ev; p >= 0 {
+			// Op time inside a tokenizer span is named after the span.
+			for tl.Events[p].Kind == trace.KindCPUOp && tl.Parent[p] >= 0 {
+				p = tl.Parent[p]
 			}
+			name = tl.Events[p].Name
 		}
 		f.preNames[name] += s.end - s.start
 	}

@@ -149,7 +149,7 @@ func ReadDir(dir string) (*trace.Trace, error) {
 		notes = append(notes, mergeNative(out, f, pid, identity())...)
 	}
 	out.Meta.Incomplete = strings.Join(notes, "; ")
-	out.Meta.Platform = platform(out)
+	out.Meta.Platform = trace.Platform(out)
 	out.Meta.Errors = errs
 	if len(out.Events) == 0 {
 		return nil, fmt.Errorf("the workload recorded no spans in %s and no profiler trace: did it exit before running anything?", dir)
@@ -289,18 +289,6 @@ func dropMarkers(evs []trace.Event) []trace.Event {
 		out = append(out, e)
 	}
 	return out
-}
-
-func platform(t *trace.Trace) string {
-	for i := range t.Events {
-		if k := t.Events[i].Kind; k == trace.KindKernel || k == trace.KindMemcpy || k == trace.KindMemset {
-			if strings.HasPrefix(t.Events[i].Name, "hip") {
-				return "rocm"
-			}
-			return "cuda"
-		}
-	}
-	return "cpu"
 }
 
 func fileExists(p string) bool {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/inferscope/inferscope/internal/analyze"
 	"github.com/inferscope/inferscope/internal/report"
@@ -49,7 +50,7 @@ func Analyze(req AnalyzeRequest, stdout io.Writer) error {
 	if format == "" {
 		format = report.FormatFor(req.Output)
 	}
-	if !contains(report.Formats(), format) {
+	if !slices.Contains(report.Formats(), format) {
 		return &InputError{fmt.Errorf("unknown --format %q (known: %v)", format, report.Formats())}
 	}
 	in, err := Load(req.Trace, req.Options)
@@ -96,13 +97,4 @@ func WriteReport(in report.Input, path, format string, stdout io.Writer) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/inferscope/inferscope/native"
 )
@@ -81,14 +82,6 @@ func CUPTILibrary() (string, error) {
 }
 
 func lastLine(b []byte) string {
-	s := string(b)
-	for len(s) > 0 && (s[len(s)-1] == '\n') {
-		s = s[:len(s)-1]
-	}
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '\n' {
-			return s[i+1:]
-		}
-	}
-	return s
+	s := strings.TrimRight(string(b), "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }

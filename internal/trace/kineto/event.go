@@ -373,31 +373,6 @@ func (im *importer) finish() (*trace.Trace, error) {
 	if len(t.Events) == 0 {
 		return nil, fmt.Errorf("none of the trace's %d events is a timed interval (\"ph\": \"X\"): not a PyTorch profiler timeline", im.events)
 	}
-	t.Meta.Platform = platform(t)
+	t.Meta.Platform = trace.Platform(t)
 	return t, nil
-}
-
-func platform(t *trace.Trace) string {
-	gpu, rocm := false, false
-	for i := range t.Events {
-		e := &t.Events[i]
-		if e.Kind.OnGPU() && e.Kind != trace.KindGPUAnnotation {
-			gpu = true
-		}
-		if e.Kind == trace.KindRuntime && strings.HasPrefix(e.Name, "hip") {
-			rocm = true
-		}
-	}
-	switch {
-	case rocm:
-		return "rocm"
-	case gpu:
-		return "cuda"
-	}
-	for k := range t.Meta.Unknown {
-		if strings.HasPrefix(k, "mtia") {
-			return "mtia"
-		}
-	}
-	return "cpu"
 }
