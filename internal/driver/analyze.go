@@ -11,8 +11,10 @@ import (
 	"slices"
 
 	"github.com/inferscope/inferscope/internal/analyze"
+	"github.com/inferscope/inferscope/internal/collect"
 	"github.com/inferscope/inferscope/internal/report"
 	"github.com/inferscope/inferscope/internal/timeline"
+	"github.com/inferscope/inferscope/internal/trace"
 	"github.com/inferscope/inferscope/internal/trace/kineto"
 )
 
@@ -32,7 +34,14 @@ type AnalyzeRequest struct {
 
 // Load imports and analyses a trace file.
 func Load(path string, opt analyze.Options) (report.Input, error) {
-	t, err := kineto.ReadFile(path)
+	var t *trace.Trace
+	var err error
+	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+		// a raw directory kept by `inferscope run --keep-raw`
+		t, err = collect.ReadDir(path)
+	} else {
+		t, err = kineto.ReadFile(path)
+	}
 	if err != nil {
 		return report.Input{}, &InputError{fmt.Errorf("read trace: %w", err)}
 	}
