@@ -1,17 +1,27 @@
-"""Overhead of InferScope on a workload: interleaved A/B/C/D rounds.
+"""Overhead of InferScope on a workload: interleaved rounds of fresh processes.
 
-    python3 scripts/bench_overhead.py SCENARIO [--rounds 15] [--iters 10] [--out FILE.json]
+    python3 scripts/bench_overhead.py SCENARIO [--rounds 15] [--budget-s 540]
+        [--arms bare,native,torch,profiler] [--pin 4-7] [--out FILE.json]
 
-Arms, each a fresh process per round, in rotating order:
-  bare      python3 workloads/scenarios.py S              (no inferscope importable)
-  run       inferscope run -- python3 workloads/scenarios.py S   (default: torch collector + spans)
-  spans     inferscope run --collector none -- ...               (automatic spans only)
-  cupti     inferscope run --collector cupti -- ...              (native CUPTI collector + spans)
-  profiler  torch.profiler CPU+CUDA around each iteration, no inferscope (scripts/device/capture_kineto.py)
+SCENARIO: llm | cnn | embedding (workloads/scenarios.py) or tiny_kernels |
+gpu_bound | sync_in_loop ... (workloads/planted.py).
 
-The statistic is each process's median per-iteration latency (the scenario's
-own timer, which starts after model set-up and warm-up); the report is the
-median over rounds with min/max, and the added latency vs bare.
+Arms, each a fresh process per round, order rotated every round:
+  bare      the workload, no inferscope importable
+  native    inferscope run --collector cupti   (native CUPTI collector + spans)
+  torch     inferscope run --collector torch   (torch.profiler collector + spans)
+  spans     inferscope run --collector none    (automatic Python spans only)
+  profiler  plain torch.profiler CPU+CUDA around the scopes, no inferscope
+Every arm runs under scripts/bench_child.py, which times each iteration's
+scope from outside and records peak RSS and GPU memory in use at the end.
+
+Reported per arm: median per-iteration latency over rounds (each round's
+value is that process's median), min/max and quartiles over rounds, added %
+vs bare, the median of the per-round paired ratios arm/bare (same round,
+adjacent processes), peak RSS and GPU memory (median), and for the
+inferscope arms the recorded events, drops and events/s from the report.
+Stops after --rounds or when the next round would pass --budget-s; partial
+results are written after every round.
 """
 import argparse
 import json
@@ -20,64 +30,132 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCENARIOS = ("llm", "cnn", "embedding")
+ITERS = {"llm": 5, "cnn": 50, "embedding": 30, "tiny_kernels": 10, "gpu_bound": 5, "sync_in_loop": 5}
 
 
-def arm_cmd(arm, scenario, iters, tmp):
-    base = ["python3", os.path.join(ROOT, "workloads", "scenarios.py"), scenario, "--iters", str(iters)]
-    if arm == "bare":
-        return base
-    if arm == "run":
-        return [os.path.join(ROOT, "dist", "inferscope"), "run", "--output-dir", tmp, "--"] + base
-    if arm == "spans":
-        return [os.path.join(ROOT, "dist", "inferscope"), "run", "--collector", "none", "--output-dir", tmp, "--"] + base
-    if arm == "cupti":
-        return [os.path.join(ROOT, "dist", "inferscope"), "run", "--collector", "cupti", "--output-dir", tmp, "--"] + base
-    if arm == "profiler":
-        return ["python3", os.path.join(ROOT, "scripts", "device", "capture_kineto.py"), os.path.join(tmp, "prof.json")] + base[1:]
-    raise ValueError(arm)
+def workload(scenario, iters):
+    if scenario in SCENARIOS:
+        return [os.path.join(ROOT, "workloads", "scenarios.py"), scenario, "--iters", str(iters)]
+    return [os.path.join(ROOT, "workloads", "planted.py"), scenario, "--iters", str(iters)]
 
 
-def one(arm, scenario, iters, tmp):
+def one(arm, scenario, iters, tmp, pin):
+    res_path = os.path.join(tmp, "child.json")
+    rep_path = os.path.join(tmp, "report.json")
+    for p in (res_path, rep_path):
+        if os.path.exists(p):
+            os.remove(p)
+    child = [sys.executable, os.path.join(ROOT, "scripts", "bench_child.py")]
+    wl = workload(scenario, iters)
+    if arm in ("bare", "profiler"):
+        cmd = child + [arm, res_path] + wl
+    else:
+        coll = {"native": "cupti", "torch": "torch", "spans": "none"}[arm]
+        cmd = [os.path.join(ROOT, "dist", "inferscope"), "run", "--collector", coll, "--output-dir", tmp,
+               "--report", rep_path, "--"] + child + ["inferscope", res_path] + wl
+    if pin:
+        cmd = ["taskset", "-c", pin] + cmd
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
-    p = subprocess.run(arm_cmd(arm, scenario, iters, tmp), capture_output=True, text=True, env=env, cwd=tmp)
-    for line in reversed(p.stdout.splitlines()):
-        if line.startswith("{"):
-            return json.loads(line)["median_ms"]
-    raise RuntimeError("%s %s failed (rc %d): %s" % (arm, scenario, p.returncode, p.stderr[-2000:]))
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp)
+    wall = time.time() - t0
+    if p.returncode != 0 or not os.path.exists(res_path):
+        raise RuntimeError("%s %s failed (rc %d): %s" % (arm, scenario, p.returncode, p.stderr[-3000:]))
+    with open(res_path) as f:
+        r = json.load(f)
+    lat = r["lat_ms"][1:] if len(r["lat_ms"]) > 2 else r["lat_ms"]  # first scope starts the collectors
+    row = {"ms": statistics.median(lat), "rss_mb": r["rss_mb"], "gpu_used_mb": r.get("gpu_used_mb"), "wall_s": wall}
+    if os.path.exists(rep_path):
+        with open(rep_path) as f:
+            rep = json.load(f)
+        tr = rep["metadata"]["trace"]
+        row.update(events=rep["metadata"].get("events"), dropped=tr.get("dropped_records", 0),
+                   gpu_compute_ms=next((s["ms"] for s in rep["breakdown"] if s["category"] == "gpu_compute"), 0.0),
+                   kernels_per_iter=rep["metrics"].get("kernels_per_iter"))
+        if row["events"]:
+            row["events_per_s"] = row["events"] / wall  # whole process lifetime, set-up included
+    return row
+
+
+def quartiles(v):
+    if len(v) < 4:
+        return [min(v), max(v)]
+    q = statistics.quantiles(v, n=4)
+    return [q[0], q[2]]
+
+
+def summarize(scenario, iters, res, rounds_done, pin):
+    bare = statistics.median([x["ms"] for x in res["bare"]]) if res.get("bare") else None
+    out = {"scenario": scenario, "rounds": rounds_done, "iters_per_process": iters, "pin": pin, "arms": {}}
+    for arm, rows in res.items():
+        if not rows:
+            continue
+        ms = [x["ms"] for x in rows]
+        a = {"median_ms": round(statistics.median(ms), 3), "min_ms": round(min(ms), 3), "max_ms": round(max(ms), 3),
+             "iqr_ms": [round(q, 3) for q in quartiles(ms)],
+             "rss_mb": round(statistics.median(x["rss_mb"] for x in rows), 1)}
+        gm = [x["gpu_used_mb"] for x in rows if x.get("gpu_used_mb") is not None]
+        if gm:
+            a["gpu_used_mb"] = round(statistics.median(gm), 1)
+        if bare:
+            a["added_pct"] = round(100 * (a["median_ms"] / bare - 1), 1)
+            ratios = [x["ms"] / b["ms"] for x, b in zip(rows, res["bare"])]
+            a["paired_added_pct"] = round(100 * (statistics.median(ratios) - 1), 1)
+            a["paired_added_iqr_pct"] = [round(100 * (q - 1), 1) for q in quartiles(ratios)]
+        for k in ("events", "dropped", "events_per_s", "gpu_compute_ms", "kernels_per_iter"):
+            v = [x[k] for x in rows if x.get(k) is not None]
+            if v:
+                a[k] = round(statistics.median(v), 3)
+        if any(x.get("dropped") for x in rows):
+            a["dropped_max"] = max(x.get("dropped") or 0 for x in rows)
+        a["samples_ms"] = [round(x, 3) for x in ms]
+        out["arms"][arm] = a
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("scenario")
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--iters", type=int, default=10)
-    ap.add_argument("--arms", default="bare,run,spans,profiler")
+    ap.add_argument("--iters", type=int, default=None)
+    ap.add_argument("--budget-s", type=float, default=1e9)
+    ap.add_argument("--arms", default="bare,native,torch,profiler")
+    ap.add_argument("--pin", default="", help="taskset CPU list for every arm, e.g. 4-7")
     ap.add_argument("--out")
     a = ap.parse_args()
+    iters = a.iters or ITERS.get(a.scenario, 10)
     arms = a.arms.split(",")
     res = {arm: [] for arm in arms}
+    t_start, worst = time.time(), 0.0
+    done = 0
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(a.rounds):
+            if done and time.time() - t_start + worst > a.budget_s:
+                print("budget reached after %d rounds" % done, file=sys.stderr)
+                break
+            t_round = time.time()
             order = arms[r % len(arms):] + arms[: r % len(arms)]
-            for arm in order:
-                res[arm].append(one(arm, a.scenario, a.iters, tmp))
-            print("round %d: %s" % (r + 1, {k: v[-1] for k, v in res.items()}), file=sys.stderr, flush=True)
+            rows = {arm: one(arm, a.scenario, iters, tmp, a.pin) for arm in order}
+            for arm in arms:
+                res[arm].append(rows[arm])
+            done += 1
+            worst = max(worst, time.time() - t_round)
+            print("round %d (%.0f s): %s" % (done, time.time() - t_round,
+                                              {k: round(v["ms"], 2) for k, v in rows.items()}), file=sys.stderr, flush=True)
             if a.out:  # partial results survive a time limit
-                with open(a.out + ".partial", "w") as f:
-                    json.dump(res, f)
-    bare = statistics.median(res["bare"]) if "bare" in res else None
-    summary = {"scenario": a.scenario, "rounds": a.rounds, "iters": a.iters, "arms": {}}
-    for arm, v in res.items():
-        med = statistics.median(v)
-        summary["arms"][arm] = {"median_ms": round(med, 3), "min_ms": round(min(v), 3), "max_ms": round(max(v), 3),
-                                "added_pct": round(100 * (med / bare - 1), 1) if bare else None, "samples": v}
-    print(json.dumps(summary))
+                with open(a.out, "w") as f:
+                    json.dump(summarize(a.scenario, iters, res, done, a.pin), f, indent=1)
+    s = summarize(a.scenario, iters, res, done, a.pin)
+    print(json.dumps({k: v for k, v in s.items() if k != "arms"} |
+                     {"arms": {k: {x: y for x, y in v.items() if x != "samples_ms"} for k, v in s["arms"].items()}}))
     if a.out:
         with open(a.out, "w") as f:
-            json.dump(summary, f, indent=1)
+            json.dump(s, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,81 @@
+"""One benchmark process: runs a workload script and writes what the
+benchmark needs to OUT.json at the end.
+
+    python3 bench_child.py ARM OUT.json SCRIPT [ARGS...]
+
+ARM is bare (a stand-in `inferscope` whose scope() only times), inferscope
+(the real package, active under `inferscope run`), or profiler (plain
+torch.profiler CPU+CUDA started at the first scope, like
+scripts/device/capture_kineto.py, stopped at exit without exporting: the
+export happens after the timed iterations and only costs wall time).
+
+Per-iteration latency is the wall time of each top-level scope on the main
+thread, measured outside the scope (so the scope's own cost is in it);
+every workload in workloads/ wraps one iteration, synchronised, in a scope.
+"""
+import contextlib
+import json
+import os
+import resource
+import runpy
+import sys
+import threading
+import time
+import types
+
+arm, out, script, args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+lat_ns = []
+depth = threading.local()
+state = {"prof": None}
+
+
+def timed(inner):
+    @contextlib.contextmanager
+    def scope(name, *a, **kw):
+        top = threading.current_thread() is threading.main_thread() and not getattr(depth, "n", 0)
+        depth.n = getattr(depth, "n", 0) + 1
+        t0 = time.perf_counter_ns()
+        try:
+            with inner(name, *a, **kw):
+                yield
+        finally:
+            if top:
+                lat_ns.append(time.perf_counter_ns() - t0)
+            depth.n -= 1
+    return scope
+
+
+def profiled(name):
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+    if state["prof"] is None:
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+        state["prof"] = profile(activities=acts)
+        state["prof"].__enter__()
+    return record_function(name)
+
+
+if arm == "inferscope":
+    import inferscope
+    inferscope.scope = timed(inferscope.scope)
+else:
+    mod = types.ModuleType("inferscope")
+    mod.scope = timed(profiled if arm == "profiler" else (lambda name: contextlib.nullcontext()))
+    sys.modules["inferscope"] = mod
+
+sys.argv = [script] + args
+try:
+    runpy.run_path(script, run_name="__main__")
+finally:
+    res = {"arm": arm, "lat_ms": [x / 1e6 for x in lat_ns],
+           "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+        free, total = torch.cuda.mem_get_info()
+        res["gpu_used_mb"] = (total - free) / 2**20
+        res["torch_max_alloc_mb"] = torch.cuda.max_memory_allocated() / 2**20
+    if state["prof"] is not None:
+        state["prof"].__exit__(None, None, None)
+    with open(out, "w") as f:
+        json.dump(res, f)
