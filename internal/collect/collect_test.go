@@ -78,6 +78,26 @@ func TestReadDirKilledRun(t *testing.T) {
 	}
 }
 
+// The process ran with the native collector and used CUDA, yet no
+// cupti-<pid>.bin exists (the library failed to load): the report says so.
+func TestReadDirCUPTIMissing(t *testing.T) {
+	dir := t.TempDir()
+	body := `{"type":"process","pid":11,"argv":["x.py"],"t_ns":1,"python":"3.11","torch":"2.5","cuda":null,"device":null,"collector":"cupti"}
+{"type":"span","id":1,"parent":0,"name":"step","kind":"scope","tid":11,"start_ns":1000,"end_ns":5000}
+{"type":"end","t_ns":6000,"dropped":0,"recorded":1,"cuda":true,"device":"GPU"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "spans-11.jsonl"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Meta.Collector != "cupti" || !strings.Contains(tr.Meta.Incomplete, "no CUPTI recording") {
+		t.Errorf("want collector cupti and a note on the missing recording, got %q, %q", tr.Meta.Collector, tr.Meta.Incomplete)
+	}
+}
+
 func FuzzParseStream(f *testing.F) {
 	f.Add([]byte(`{"type":"span","id":1,"name":"a","kind":"scope","tid":1,"start_ns":1,"end_ns":2}` + "\n"))
 	f.Add([]byte(`{"type":"clock","marker":"inferscope::clock#0","before_ns":1,"after_ns":3}` + "\n{\"type\":\"end\"}"))

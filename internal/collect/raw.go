@@ -191,6 +191,8 @@ func merge(out *trace.Trace, dir string, s *stream) (notes, errs []string) {
 	}
 	if f := filepath.Join(dir, fmt.Sprintf("cupti-%d.bin", pid)); fileExists(f) {
 		notes = append(notes, mergeNative(out, f, pid, clk)...)
+	} else if s.process != nil && s.process.Collector == "cupti" && s.end != nil && s.end.CUDA {
+		notes = append(notes, fmt.Sprintf("process %d: used CUDA but left no CUPTI recording (the native collector was not loaded): host spans only, GPU work not visible", pid))
 	}
 	annotations := annotationIndex(out.Events)
 	for _, sp := range s.spans {

@@ -20,6 +20,7 @@ type Options struct {
 	Command     []string
 	RawDir      string // where the collectors write; created
 	Collector   string // torch | cupti | none
+	CUPTILib    string // the native collector's library (Collector cupti); Launch finds it when empty
 	TraceSizeMB int
 	AutoSpans   bool
 }
@@ -50,17 +51,14 @@ func Launch(opt Options) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("cannot run %q: %w", opt.Command[0], err)
 	}
+	if opt.Collector == "cupti" && opt.CUPTILib == "" {
+		if opt.CUPTILib, err = CUPTILibrary(); err != nil {
+			return Outcome{}, err
+		}
+	}
 	cmd := exec.Command(path, opt.Command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = Environ(os.Environ(), opt, pyDir)
-	if opt.Collector == "cupti" {
-		lib, err := CUPTILibrary()
-		if err != nil {
-			return Outcome{}, err
-		}
-		// Any CUDA program, Python or not, loads the collector at cuInit.
-		cmd.Env = append(cmd.Env, "CUDA_INJECTION64_PATH="+lib)
-	}
 	// Own process group: a terminal's Ctrl+C reaches InferScope, which
 	// forwards it once, instead of the workload getting it twice.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -111,6 +109,12 @@ func Environ(base []string, opt Options, pyDir string) []string {
 	}
 	if opt.TraceSizeMB > 0 {
 		set["INFERSCOPE_TRACE_SIZE_MB"] = strconv.Itoa(opt.TraceSizeMB)
+	}
+	if opt.Collector == "cupti" && opt.CUPTILib != "" {
+		// Any CUDA program, Python or not, loads the collector at cuInit;
+		// the Python package loads the same library at its first scope.
+		set["CUDA_INJECTION64_PATH"] = opt.CUPTILib
+		set["INFERSCOPE_CUPTI_LIB"] = opt.CUPTILib
 	}
 	pp := filepath.Join(pyDir, "inferscope_boot") + string(os.PathListSeparator) + pyDir
 	var out []string

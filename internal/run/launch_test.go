@@ -33,6 +33,46 @@ func TestEnviron(t *testing.T) {
 	}
 }
 
+// The native collector: the same library for the driver (injection) and
+// for the Python package (ctypes), replacing what the user had set.
+func TestEnvironCUPTI(t *testing.T) {
+	base := []string{"CUDA_INJECTION64_PATH=/other/tool.so", "INFERSCOPE_CUPTI_LIB=/stale.so"}
+	for _, c := range []struct {
+		collector, lib, inject, pylib string
+	}{
+		{"cupti", "/cache/libinferscope_cupti.so", "/cache/libinferscope_cupti.so", "/cache/libinferscope_cupti.so"},
+		{"torch", "", "/other/tool.so", "/stale.so"},
+	} {
+		got := map[string][]string{}
+		for _, kv := range Environ(base, Options{RawDir: "/r", Collector: c.collector, CUPTILib: c.lib}, "/py") {
+			k, v, _ := strings.Cut(kv, "=")
+			got[k] = append(got[k], v)
+		}
+		for k, want := range map[string]string{"CUDA_INJECTION64_PATH": c.inject, "INFERSCOPE_CUPTI_LIB": c.pylib} {
+			if len(got[k]) != 1 || got[k][0] != want {
+				t.Errorf("collector %s: %s: want [%s], got %v", c.collector, k, want, got[k])
+			}
+		}
+	}
+}
+
+func TestLaunchCUPTIEnv(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("INFERSCOPE_CUPTI_LIB", "/prebuilt/libinferscope_cupti.so") // skips the build
+	out := filepath.Join(t.TempDir(), "env")
+	cmd := []string{"sh", "-c", `echo "$INFERSCOPE_COLLECTOR $CUDA_INJECTION64_PATH $INFERSCOPE_CUPTI_LIB" > "$0"`, out}
+	if o, err := Launch(Options{Command: cmd, RawDir: t.TempDir(), Collector: "cupti"}); err != nil || o.ExitCode != 0 {
+		t.Fatalf("launch: %v, %+v", err, o)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "cupti /prebuilt/libinferscope_cupti.so /prebuilt/libinferscope_cupti.so\n"; string(b) != want {
+		t.Errorf("workload environment: want %q, got %q", want, b)
+	}
+}
+
 func TestExtractPython(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir, err := extractPython()

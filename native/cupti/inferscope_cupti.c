@@ -7,7 +7,10 @@
  * Output: $INFERSCOPE_RAW_DIR/cupti-<pid>.bin, format in FORMAT.md.
  *
  * Load with CUDA_INJECTION64_PATH=libinferscope_cupti.so (InitializeInjection)
- * or from Python via ctypes (inferscope_cupti_start / inferscope_cupti_stop).
+ * or from Python via ctypes (inferscope_cupti_start / inferscope_cupti_stop);
+ * both load the same copy, so the second start is a no-op.
+ * inferscope_cupti_pause / inferscope_cupti_resume turn the enabled activity
+ * kinds and callbacks off and on again (in-process A/B overhead runs).
  */
 #define _GNU_SOURCE
 #include <cupti.h>
@@ -74,7 +77,7 @@ _Static_assert(sizeof(rec_end) == 24, "end");
 
 /* ---- state ----------------------------------------------------------- */
 static pthread_mutex_t g_start_mu = PTHREAD_MUTEX_INITIALIZER;
-static int g_started, g_stopped;
+static int g_started, g_stopped, g_paused;
 static int g_fd = -1;
 static CUpti_SubscriberHandle g_sub;
 
@@ -112,6 +115,11 @@ static uint32_t *g_cb_name[2];
 static int g_cb_n[2];
 static atomic_uint g_next_string = 1;
 static int g_nested_diag; /* nested driver launches recorded for diagnosis */
+static const CUpti_CallbackDomain k_doms[2] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
+
+/* activity kinds enabled at start: what pause disables and resume enables */
+static CUpti_ActivityKind g_kinds[8];
+static int g_nkinds;
 
 static __thread int t_tid;
 static __thread int t_rt_depth;
@@ -510,7 +518,6 @@ static int setup_callbacks(void) {
   int launches = !(getenv("INFERSCOPE_CUPTI_LAUNCH") && !strcmp(getenv("INFERSCOPE_CUPTI_LAUNCH"), "0"));
   CUptiResult r = cuptiSubscribe(&g_sub, (CUpti_CallbackFunc)on_callback, NULL);
   if (r != CUPTI_SUCCESS) { warnx_("cuptiSubscribe (another CUPTI client?)", r); return -1; }
-  CUpti_CallbackDomain doms[2] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
   int sizes[2] = {CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE};
   for (int d = 0; d < 2; d++) {
     g_cb_n[d] = sizes[d];
@@ -518,13 +525,13 @@ static int setup_callbacks(void) {
     g_cb_name[d] = calloc((size_t)sizes[d], sizeof(uint32_t));
     for (int id = 1; id < sizes[d]; id++) {
       const char *nm = NULL;
-      if (cuptiGetCallbackName(doms[d], (uint32_t)id, &nm) != CUPTI_SUCCESS || !nm) continue;
+      if (cuptiGetCallbackName(k_doms[d], (uint32_t)id, &nm) != CUPTI_SUCCESS || !nm) continue;
       char b[128];
       base_name(nm, b, sizeof b);
       uint8_t k = in_list(b, k_launch) ? (launches ? API_LAUNCH : 0) : in_list(b, k_sync) ? API_SYNC
                 : in_list(b, k_memcpy) ? API_MEMCPY : 0;
       if (!k) continue;
-      if (cuptiEnableCallback(1, g_sub, doms[d], (CUpti_CallbackId)id) != CUPTI_SUCCESS) continue;
+      if (cuptiEnableCallback(1, g_sub, k_doms[d], (CUpti_CallbackId)id) != CUPTI_SUCCESS) continue;
       g_cb_kind[d][id] = k;
       g_cb_name[d][id] = atomic_fetch_add(&g_next_string, 1);
       out_string(g_cb_name[d][id], b, strlen(b)); /* writer not started yet: direct */
@@ -535,6 +542,17 @@ static int setup_callbacks(void) {
 
 /* ---- start / stop ------------------------------------------------------ */
 static void stop_atexit(void);
+
+#define ENABLE_KIND(k) do { CUptiResult _r = cuptiActivityEnable(k); \
+  if (_r != CUPTI_SUCCESS) warnx_("cuptiActivityEnable(" #k ")", _r); else g_kinds[g_nkinds++] = (k); } while (0)
+
+/* Turn every enabled callback on (1) or off (0); g_cb_kind lists them. */
+static void set_callbacks(uint32_t on) {
+  if (!g_sub) return;
+  for (int d = 0; d < 2; d++)
+    for (int id = 1; id < g_cb_n[d]; id++)
+      if (g_cb_kind[d] && g_cb_kind[d][id]) CK(cuptiEnableCallback(on, g_sub, k_doms[d], (CUpti_CallbackId)id));
+}
 
 EXPORT int inferscope_cupti_stop(void);
 
@@ -588,11 +606,11 @@ EXPORT int inferscope_cupti_start(const char *raw_dir) {
    * the sync callbacks give the CPU-side facts instead. */
   const char *kinds = getenv("INFERSCOPE_CUPTI_KINDS");
   if (!kinds || !*kinds) kinds = "kernel,memcpy,memset,overhead";
-  if (strstr(kinds, "kernel")) CK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-  if (strstr(kinds, "memcpy")) CK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
-  if (strstr(kinds, "memset")) CK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
-  if (strstr(kinds, "sync")) CK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
-  if (strstr(kinds, "overhead")) CK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
+  if (strstr(kinds, "kernel")) ENABLE_KIND(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (strstr(kinds, "memcpy")) ENABLE_KIND(CUPTI_ACTIVITY_KIND_MEMCPY);
+  if (strstr(kinds, "memset")) ENABLE_KIND(CUPTI_ACTIVITY_KIND_MEMSET);
+  if (strstr(kinds, "sync")) ENABLE_KIND(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  if (strstr(kinds, "overhead")) ENABLE_KIND(CUPTI_ACTIVITY_KIND_OVERHEAD);
   setup_callbacks();
   oflush();
   pthread_create(&g_writer, NULL, writer_main, NULL);
@@ -635,6 +653,36 @@ EXPORT int inferscope_cupti_stop(void) {
 }
 
 static void stop_atexit(void) { inferscope_cupti_stop(); }
+
+/* Stop recording without ending the file: records already collected are
+ * flushed, then the activity kinds and callbacks enabled at start are turned
+ * off. A runtime call in flight on another thread may lose its exit record.
+ * 0 on success (or already paused), -1 when not recording. */
+EXPORT int inferscope_cupti_pause(void) {
+  pthread_mutex_lock(&g_start_mu);
+  if (!g_started || g_stopped) { pthread_mutex_unlock(&g_start_mu); return -1; }
+  if (!g_paused) {
+    CK(cuptiActivityFlushAll(0));
+    for (int i = 0; i < g_nkinds; i++) CK(cuptiActivityDisable(g_kinds[i]));
+    set_callbacks(0);
+    g_paused = 1;
+  }
+  pthread_mutex_unlock(&g_start_mu);
+  return 0;
+}
+
+/* Undo inferscope_cupti_pause. 0 on success (or not paused), -1 when not recording. */
+EXPORT int inferscope_cupti_resume(void) {
+  pthread_mutex_lock(&g_start_mu);
+  if (!g_started || g_stopped) { pthread_mutex_unlock(&g_start_mu); return -1; }
+  if (g_paused) {
+    for (int i = 0; i < g_nkinds; i++) CK(cuptiActivityEnable(g_kinds[i]));
+    set_callbacks(1);
+    g_paused = 0;
+  }
+  pthread_mutex_unlock(&g_start_mu);
+  return 0;
+}
 
 /* CUDA_INJECTION64_PATH entry point, called by the driver from cuInit. */
 EXPORT int InitializeInjection(void) {

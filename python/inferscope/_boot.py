@@ -59,8 +59,11 @@ def _autostart():
             pass
 
 
-def start(raw_dir, collector="none", size_mb=64.0, auto_spans=True, process_name=None, scopeless=False, handlers=True):
-    """Start recording into raw_dir (tests call this directly)."""
+def start(raw_dir, collector="none", size_mb=64.0, auto_spans=True, process_name=None, scopeless=False, handlers=True,
+          cupti_lib=None):
+    """Start recording into raw_dir (tests and inferscope.start call this).
+    cupti_lib: the native collector's library for collector "cupti" (default
+    $INFERSCOPE_CUPTI_LIB)."""
     global _pid, _collector, _auto, _scopeless, _scope_seen, _process_frame, _finished, _fork_hook
     os.makedirs(raw_dir, exist_ok=True)
     rec = Recorder(raw_dir, int(size_mb * (1 << 20)))
@@ -73,6 +76,10 @@ def start(raw_dir, collector="none", size_mb=64.0, auto_spans=True, process_name
         from ._collector_torch import TorchCollector
 
         _collector = TorchCollector(rec, raw_dir)
+    elif collector == "cupti":
+        from ._collector_cupti import CuptiCollector
+
+        _collector = CuptiCollector(rec, raw_dir, cupti_lib)
     else:
         _collector = None
     rec.emit(_process_line())
@@ -160,19 +167,21 @@ def _on_torch_import(torch):
 
 def _maybe_start_collector(imported=False):
     """The profiler window opens at the first scope entry, or at `import
-    torch` in a scopeless main process, whichever comes with torch loaded."""
+    torch` in a scopeless main process, whichever comes with torch loaded
+    (the native collector does not wait for torch at a scope)."""
     global _collector, _exiting_hook
     c = _collector
     if c is None or c.running or not (_scope_seen or _scopeless):
         return
-    mod = sys.modules.get("torch")
-    # Mid-import (a scope entered while torch imports) waits for the import hook.
-    if mod is None or (not imported and _hooks._initializing(mod)):
-        return
+    if c.needs_torch or not _scope_seen:
+        mod = sys.modules.get("torch")
+        # Mid-import (a scope entered while torch imports) waits for the import hook.
+        if mod is None or (not imported and _hooks._initializing(mod)):
+            return
     try:
         c.start()
     except Exception as e:
-        sys.stderr.write("inferscope: torch collector not started: %r\n" % (e,))
+        sys.stderr.write("inferscope: %s collector not started: %r\n" % (c.name, e))
         _collector = None
         return
     if not _exiting_hook:
@@ -188,7 +197,7 @@ def _stop_collector():
     try:
         c.stop()
     except Exception as e:
-        sys.stderr.write("inferscope: torch collector export failed: %r\n" % (e,))
+        sys.stderr.write("inferscope: %s collector stop failed: %r\n" % (c.name, e))
 
 
 # --- signals, exceptions, fork -------------------------------------------------
@@ -326,7 +335,7 @@ def _process_line():
             # the `end` line carries cuda/device once the workload has.
             "cuda": None,
             "device": None,
-            "collector": "torch" if _collector is not None else "none",
+            "collector": _collector.name if _collector is not None else "none",
         }
     )
 

@@ -9,6 +9,9 @@ from . import _scope
 
 
 class TorchCollector:
+    name = "torch"
+    needs_torch = True
+
     def __init__(self, rec, raw_dir):
         self.rec = rec
         self.dir = raw_dir
