@@ -72,6 +72,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--batch-size", type=int)
     ap.add_argument("--settle", type=float, default=0.05, help="seconds to wait after each toggle")
+    ap.add_argument("--toggle", default="cupti", choices=("cupti", "spans", "both"),
+                    help="what a block turns on: the CUPTI collector, the automatic Python spans, or both "
+                         "(spans/both: every iteration runs in inferscope.scope() in both arms)")
     ap.add_argument("--raw-dir")
     ap.add_argument("--out")
     a = ap.parse_args()
@@ -98,10 +101,25 @@ def main():
     lib = cc.load(a.lib)
     if lib.inferscope_cupti_start(os.fsencode(raw)) != 0:
         sys.exit("inferscope_cupti_start failed (see stderr)")
+    cupti, spans = a.toggle in ("cupti", "both"), a.toggle in ("spans", "both")
+    if not cupti:
+        cc.pause()
+    if spans:
+        import inferscope
+        from inferscope import _autospans
+
+        inferscope.start(raw, collector="none", auto_spans=False)
+        inner = step
+
+        def step():
+            with inferscope.scope(a.workload):
+                inner()
 
     def block(on):
-        if (cc.resume() if on else cc.pause()) != 0:
+        if cupti and (cc.resume() if on else cc.pause()) != 0:
             sys.exit("pause/resume failed: the collector is not recording")
+        if spans:
+            _autospans.install() if on else _autospans.uninstall()
         sync()
         time.sleep(a.settle)  # the writer thread drains the previous block's records
         lat, t = [], time.perf_counter_ns()
@@ -134,7 +152,7 @@ def main():
     on_ms, off_ms = statistics.median(arms[True]) / 1e6, statistics.median(arms[False]) / 1e6
     kernels = rec["records"].get("kernel", 0)
     out = {
-        "workload": a.workload, "device": torch.cuda.get_device_name(), "blocks": a.blocks, "iters_per_block": a.iters,
+        "workload": a.workload, "toggle": a.toggle, "device": torch.cuda.get_device_name(), "blocks": a.blocks, "iters_per_block": a.iters,
         "on_median_ms": round(on_ms, 4), "off_median_ms": round(off_ms, 4),
         "arm_added_pct": round(100 * (on_ms / off_ms - 1), 2),
         "paired_ratio_median": round(r_med, 4), "paired_ratio_iqr": [round(q1, 4), round(q3, 4)],

@@ -1,7 +1,8 @@
 """Overhead of InferScope on a workload: interleaved rounds of fresh processes.
 
     python3 scripts/bench_overhead.py SCENARIO [--rounds 15] [--budget-s 540]
-        [--arms bare,native,torch,profiler] [--pin 4-7] [--out FILE.json]
+        [--arms bare,native,torch,profiler] [--every torch:3,profiler:3] [--pin 4-7]
+        [--out FILE.json]
 
 SCENARIO: llm | cnn | embedding (workloads/scenarios.py) or tiny_kernels |
 gpu_bound | sync_in_loop ... (workloads/planted.py).
@@ -20,6 +21,8 @@ value is that process's median), min/max and quartiles over rounds, added %
 vs bare, the median of the per-round paired ratios arm/bare (same round,
 adjacent processes), peak RSS and GPU memory (median), and for the
 inferscope arms the recorded events, drops and events/s from the report.
+--every ARM:N runs ARM only every Nth round (the costly comparison arms,
+when device time is short); its paired ratios use that round's bare.
 Stops after --rounds or when the next round would pass --budget-s; partial
 results are written after every round.
 """
@@ -104,7 +107,7 @@ def summarize(scenario, iters, res, rounds_done, pin):
             a["gpu_used_mb"] = round(statistics.median(gm), 1)
         if bare:
             a["added_pct"] = round(100 * (a["median_ms"] / bare - 1), 1)
-            ratios = [x["ms"] / b["ms"] for x, b in zip(rows, res["bare"])]
+            ratios = [x["ms"] / x["bare_ms"] for x in rows if x.get("bare_ms")]
             a["paired_added_pct"] = round(100 * (statistics.median(ratios) - 1), 1)
             a["paired_added_iqr_pct"] = [round(100 * (q - 1), 1) for q in quartiles(ratios)]
         for k in ("events", "dropped", "events_per_s", "gpu_compute_ms", "kernels_per_iter"):
@@ -114,6 +117,7 @@ def summarize(scenario, iters, res, rounds_done, pin):
         if any(x.get("dropped") for x in rows):
             a["dropped_max"] = max(x.get("dropped") or 0 for x in rows)
         a["samples_ms"] = [round(x, 3) for x in ms]
+        a["rounds"] = len(rows)
         out["arms"][arm] = a
     return out
 
@@ -125,11 +129,13 @@ def main():
     ap.add_argument("--iters", type=int, default=None)
     ap.add_argument("--budget-s", type=float, default=1e9)
     ap.add_argument("--arms", default="bare,native,torch,profiler")
+    ap.add_argument("--every", default="", help="ARM:N,... run ARM only every Nth round")
     ap.add_argument("--pin", default="", help="taskset CPU list for every arm, e.g. 4-7")
     ap.add_argument("--out")
     a = ap.parse_args()
     iters = a.iters or ITERS.get(a.scenario, 10)
     arms = a.arms.split(",")
+    every = {k: int(v) for k, v in (x.split(":") for x in a.every.split(",") if x)}
     res = {arm: [] for arm in arms}
     t_start, worst = time.time(), 0.0
     done = 0
@@ -139,9 +145,12 @@ def main():
                 print("budget reached after %d rounds" % done, file=sys.stderr)
                 break
             t_round = time.time()
-            order = arms[r % len(arms):] + arms[: r % len(arms)]
+            now = [x for x in arms if r % every.get(x, 1) == 0]
+            order = now[r % len(now):] + now[: r % len(now)]
             rows = {arm: one(arm, a.scenario, iters, tmp, a.pin) for arm in order}
-            for arm in arms:
+            for arm in now:
+                if "bare" in rows:
+                    rows[arm]["bare_ms"] = rows["bare"]["ms"]
                 res[arm].append(rows[arm])
             done += 1
             worst = max(worst, time.time() - t_round)

@@ -1,48 +1,85 @@
 #!/usr/bin/env bash
-# On the GPU machine: the eight workloads under the native collector and
-# under the torch collector (reports to compare), a plain CUDA program and
-# the clock handshake through CUDA_INJECTION64_PATH, a SIGKILLed run, and a
-# short overhead probe. Everything lands in $OUT/cupti.tar.
-#   bash scripts/device/run_cupti.sh [quick]
+# GPU-machine runs for the native collector. Sections, any order:
+#   validate  the eight workloads under the native and the torch collector
+#             (JSON + Markdown reports to compare), a plain CUDA program and
+#             the clock handshake through CUDA_INJECTION64_PATH, a SIGKILLed run
+#   inproc    in-process paired on/off overhead (scripts/bench_inproc.py):
+#             collector+spans, each alone, and CUPTI component ablations
+#   bench:S   interleaved fresh-process rounds on scenario S (bench_overhead.py),
+#             BUDGET seconds (env, default 500)
+# Results go to $OUT as a few small files (reports.tgz, raw.tgz, inproc.jsonl,
+# bench_S.json).   bash scripts/device/run_cupti.sh validate inproc
 set -u
 cd "$(dirname "$0")/../.."
-E=$(mktemp -d)/cupti
-mkdir -p "$E/raw"
+W=$(mktemp -d)
 export PYTHONUNBUFFERED=1
-IS=./dist/inferscope
-quiet() { grep -v -E '^(USDT|ERROR|WARNING|STAGE):|_warn_once' | tail -4; }
+IS=$PWD/dist/inferscope
+OUT=${OUT:-$W/out}
+mkdir -p "$OUT" "$W/rep" "$W/raw"
+quiet() { grep -v -E '^(USDT|ERROR|WARNING|STAGE):|_warn_once|UserWarning' | tail -3 | cut -c1-400; }
+
 run() { local coll=$1 name=$2; shift 2
-  echo "== $coll $name"
   local t0=$SECONDS
-  $IS run --collector "$coll" --keep-raw --output-dir "$E/out-$coll-$name" --report "$E/$coll-$name.json" -- "$@" 2>&1 | quiet
-  local tr=$(ls "$E/out-$coll-$name"/trace_*.json 2>/dev/null | head -1)
-  [ -n "$tr" ] && $IS analyze "$tr" -o "$E/$coll-$name.md" 2>&1 | tail -1
-  echo "   wall $((SECONDS - t0)) s"
+  $IS run --collector "$coll" --keep-raw --output-dir "$W/o-$coll-$name" --report "$W/rep/$coll-$name.json" -- "$@" 2>&1 | quiet
+  local tr=$(ls "$W/o-$coll-$name"/trace_*.json 2>/dev/null | head -1)
+  [ -n "$tr" ] && $IS analyze "$tr" -o "$W/rep/$coll-$name.md" 2>&1 | tail -1
+  if [ "$coll" = cupti ]; then mkdir -p "$W/raw/$name"; cp "$W/o-$coll-$name"/.raw/*/* "$W/raw/$name/" 2>/dev/null; fi
+  rm -rf "$W/o-$coll-$name"
+  echo "== $coll $name: $((SECONDS - t0)) s"
 }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-for coll in cupti torch; do
-  run $coll llm python3 workloads/scenarios.py llm --iters 5
-  run $coll cnn python3 workloads/scenarios.py cnn --iters 20
-  run $coll embedding python3 workloads/scenarios.py embedding --iters 20
-  for p in tiny_kernels sync_in_loop pageable_h2d cpu_preprocess gpu_bound; do
-    run $coll "planted_$p" python3 workloads/planted.py $p --iters 3
+
+validate() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+  for coll in cupti torch; do
+    run $coll llm python3 workloads/scenarios.py llm --iters 3
+    run $coll cnn python3 workloads/scenarios.py cnn --iters 20
+    run $coll embedding python3 workloads/scenarios.py embedding --iters 20
+    for p in tiny_kernels sync_in_loop pageable_h2d cpu_preprocess gpu_bound; do
+      run $coll "planted_$p" python3 workloads/planted.py $p --iters 3
+    done
   done
+  nvcc -O2 -o "$W/vecadd" native/cupti/test/vecadd.cu && run cupti vecadd "$W/vecadd"
+  nvcc -O2 -o "$W/clockcheck" native/cupti/test/clockcheck.cu && {
+    $IS run --collector cupti --keep-raw --output-dir "$W/o-clock" --report "$W/rep/clockcheck.md" -- "$W/clockcheck" 50 >"$W/raw/clockcheck.jsonl" 2>"$W/rep/clockcheck.err"
+    mkdir -p "$W/raw/clockcheck"; cp "$W/o-clock"/.raw/*/* "$W/raw/clockcheck/"; tail -1 "$W/raw/clockcheck.jsonl"; }
+  # SIGKILL of the workload (not of inferscope) mid-run: the report must still come out
+  ( $IS run --collector cupti --keep-raw --output-dir "$W/o-kill" --report "$W/rep/kill.md" -- python3 workloads/scenarios.py cnn --iters 3000 >"$W/rep/kill.log" 2>&1; echo "run exit $?" >>"$W/rep/kill.log" ) &
+  sleep 20; pkill -KILL -f "^python3 workloads/scenarios.py cnn --iters 3000"; wait
+  tail -2 "$W/rep/kill.log" | cut -c1-300
+  mkdir -p "$W/raw/kill"; cp "$W/o-kill"/.raw/*/* "$W/raw/kill/" 2>/dev/null
+  tar czf "$OUT/reports.tgz" -C "$W" rep
+  tar czf "$OUT/raw.tgz" -C "$W" raw
+  ls -la "$OUT"
+}
+
+inproc() {
+  local lib
+  lib=$(INFERSCOPE_CUPTI_LIB= $IS doctor --print-lib 2>/dev/null) || lib=$(ls ~/.cache/inferscope/cupti-*/libinferscope_cupti.so | head -1)
+  echo "lib $lib"
+  ip() { local tag=$1; shift
+    env "$@" timeout 120 python3 scripts/bench_inproc.py --lib "$lib" $ARGS 2>"$W/inproc.err" | sed "s/^{/{\"tag\": \"$tag\", /" >>"$OUT/inproc.jsonl"
+    tail -1 "$OUT/inproc.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["tag"], d["workload"], d["toggle"], "on", d["on_median_ms"], "off", d["off_median_ms"], "added", d["added_pct"], "iqr", d["paired_ratio_iqr"], "kernels", d["kernels_recorded"], "drops", d["recording"]["dropped"])' || tail -3 "$W/inproc.err"; }
+  for w in cnn:20 embedding:20 llm:2 tiny_kernels:3; do
+    ARGS="${w%%:*} --iters ${w##*:} --blocks 20 --toggle both"; ip both
+  done
+  for w in cnn:20 embedding:20 llm:2; do
+    ARGS="${w%%:*} --iters ${w##*:} --blocks 20 --toggle cupti"; ip cupti
+    ARGS="${w%%:*} --iters ${w##*:} --blocks 20 --toggle spans"; ip spans
+  done
+  for w in cnn:20 tiny_kernels:3; do
+    ARGS="${w%%:*} --iters ${w##*:} --blocks 16 --toggle cupti"
+    ip no-launch-cb INFERSCOPE_CUPTI_LAUNCH=0
+    ip no-callbacks INFERSCOPE_CUPTI_CALLBACKS=0
+    ip kernel-only INFERSCOPE_CUPTI_CALLBACKS=0 INFERSCOPE_CUPTI_KINDS=kernel
+  done
+}
+
+bench() { python3 scripts/bench_overhead.py "$1" --rounds 30 --budget-s "${BUDGET:-500}" --pin 4-7 --out "$OUT/bench_$1.json" 2>&1 | tail -4 | cut -c1-600; }
+
+for s in "$@"; do
+  case $s in
+    validate) validate ;;
+    inproc) inproc ;;
+    bench:*) bench "${s#bench:}" ;;
+  esac
 done
-nvcc -O2 -o "$E/vecadd" native/cupti/test/vecadd.cu && run cupti vecadd "$E/vecadd"
-nvcc -O2 -o "$E/clockcheck" native/cupti/test/clockcheck.cu &&
-  $IS run --collector cupti --keep-raw --output-dir "$E/out-clock" --report "$E/clockcheck.md" -- "$E/clockcheck" 50 >"$E/clockcheck.jsonl" 2>"$E/clockcheck.err"
-tail -2 "$E/clockcheck.jsonl"; tail -3 "$E/clockcheck.err"
-# SIGKILL of the workload mid-run: the report must still come out
-( $IS run --collector cupti --keep-raw --output-dir "$E/out-kill" --report "$E/kill.md" -- python3 workloads/scenarios.py llm --iters 40 >"$E/kill.log" 2>&1; echo "run exit $?" >>"$E/kill.log" ) &
-sleep 25; pkill -KILL -f "scenarios.py llm --iters 40"; wait
-tail -3 "$E/kill.log"
-# keep the raw native recordings (small ones go to testdata)
-for d in "$E"/out-cupti-* "$E"/out-clock "$E"/out-kill; do
-  n=$(basename "$d"); mkdir -p "$E/raw/$n"; cp "$d"/.raw/*/* "$E/raw/$n/" 2>/dev/null
-done
-rm -rf "$E"/out-*
-if [ "${1:-}" != quick ]; then
-  timeout 200 python3 scripts/bench_overhead.py cnn --rounds 3 --pin 4-7 --out "$E/probe_cnn.json" 2>&1 | tail -5
-fi
-du -sh "$E"; ls "$E"
-tar cf "$OUT/cupti.tar" -C "$(dirname "$E")" cupti
