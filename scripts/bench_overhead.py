@@ -4,7 +4,7 @@
 
 Arms, each a fresh process per round, in rotating order:
   bare      python3 workloads/scenarios.py S              (no inferscope importable)
-  run       inferscope run -- python3 workloads/scenarios.py S   (default: torch collector + spans)
+  run       inferscope run --collector torch -- python3 workloads/scenarios.py S   (torch collector + spans)
   spans     inferscope run --collector none -- ...               (automatic spans only)
   cupti     inferscope run --collector cupti -- ...              (native CUPTI collector + spans)
   profiler  torch.profiler CPU+CUDA around each iteration, no inferscope (scripts/device/capture_kineto.py)
@@ -29,7 +29,8 @@ def arm_cmd(arm, scenario, iters, tmp):
     if arm == "bare":
         return base
     if arm == "run":
-        return [os.path.join(ROOT, "dist", "inferscope"), "run", "--output-dir", tmp, "--"] + base
+        # Explicit: the default (auto) picks cupti on a CUDA machine.
+        return [os.path.join(ROOT, "dist", "inferscope"), "run", "--collector", "torch", "--output-dir", tmp, "--"] + base
     if arm == "spans":
         return [os.path.join(ROOT, "dist", "inferscope"), "run", "--collector", "none", "--output-dir", tmp, "--"] + base
     if arm == "cupti":

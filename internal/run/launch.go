@@ -19,7 +19,8 @@ import (
 type Options struct {
 	Command     []string
 	RawDir      string // where the collectors write; created
-	Collector   string // torch | cupti | none
+	Collector   string // torch | cupti | none, already resolved from auto
+	CUPTILib    string // the built collector, for cupti (CUPTILibrary)
 	TraceSizeMB int
 	AutoSpans   bool
 }
@@ -54,12 +55,11 @@ func Launch(opt Options) (Outcome, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = Environ(os.Environ(), opt, pyDir)
 	if opt.Collector == "cupti" {
-		lib, err := CUPTILibrary()
-		if err != nil {
-			return Outcome{}, err
+		if opt.CUPTILib == "" {
+			return Outcome{}, errors.New("collector cupti: no library given (CUPTILibrary builds it)")
 		}
 		// Any CUDA program, Python or not, loads the collector at cuInit.
-		cmd.Env = append(cmd.Env, "CUDA_INJECTION64_PATH="+lib)
+		cmd.Env = append(cmd.Env, "CUDA_INJECTION64_PATH="+opt.CUPTILib)
 	}
 	// Own process group: a terminal's Ctrl+C reaches InferScope, which
 	// forwards it once, instead of the workload getting it twice.
