@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -51,7 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(analyzeCmd(), runCmd(), versionCmd())
+	root.AddCommand(analyzeCmd(), runCmd(), doctorCmd(), versionCmd())
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -121,16 +123,22 @@ writes a report. With no --output the Markdown report goes to stdout.`,
 }
 
 func runCmd() *cobra.Command {
-	req := driver.RunRequest{Options: analyze.DefaultOptions(), OutputDir: "outputs", Collector: "torch", AutoSpans: true}
+	req := driver.RunRequest{Options: analyze.DefaultOptions(), OutputDir: "outputs", Collector: "auto", AutoSpans: true}
 	noAuto := false
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
 		Short: "Run a workload with collection on, then write its trace and report",
 		Long: `Launches CMD with the inferscope Python package active (no install or code change
 needed: scope() regions and automatic spans for tokenizers, generate, forward and
-host<->device copies), torch.profiler as the GPU/op collector, and writes
+host<->device copies) and a GPU/op collector, and writes
 outputs/trace_<scope>_<time>.json (opens in Perfetto) and the report. The exit code
 is the workload's. Ctrl+C, SIGTERM, exceptions and kills still leave a report.
+
+--collector auto (the default) uses the native CUPTI collector when this machine
+has an NVIDIA GPU, GPU profiling is allowed, CUPTI headers and libcupti are found
+(CUDA toolkit or pip's nvidia-cuda-cupti) and gcc can build it (cached after the
+first run); otherwise torch.profiler. One stderr line says which and why;
+"inferscope doctor" explains the choice and how to fix what is missing.
 
 A trailing "--report FILE" (and "--format F") after the command is taken by
 InferScope, as in "inferscope run python infer.py --report report.md"; put the
@@ -155,8 +163,8 @@ flags before "--" if your program has its own --report.`,
 			req.Command = rest
 			req.AutoSpans = !noAuto
 			req.Options.ToolVersion = toolVersion()
-			if req.Collector != "torch" && req.Collector != "cupti" && req.Collector != "none" {
-				return usageError{fmt.Errorf("unknown --collector %q (known: torch, cupti, none)", req.Collector)}
+			if !slices.Contains(driver.Collectors, req.Collector) {
+				return usageError{fmt.Errorf("unknown --collector %q (known: %s)", req.Collector, strings.Join(driver.Collectors, ", "))}
 			}
 			code, err := driver.Run(req, cmd.ErrOrStderr())
 			if err != nil {
@@ -173,7 +181,7 @@ flags before "--" if your program has its own --report.`,
 	f.StringVar(&req.Report, "report", "", "report file (default: <output-dir>/report_<scope>_<time>.md)")
 	f.StringVarP(&req.Format, "format", "f", "", fmt.Sprintf("report format: %v (default: from --report's extension, else md)", report.Formats()))
 	f.StringVar(&req.OutputDir, "output-dir", req.OutputDir, "directory for the trace and default report")
-	f.StringVar(&req.Collector, "collector", req.Collector, "GPU/op collector: torch (torch.profiler), cupti (native CUPTI library, built on first use; experimental) or none (Python spans only)")
+	f.StringVar(&req.Collector, "collector", req.Collector, "GPU/op collector: auto (cupti where it can work, else torch; see inferscope doctor), cupti (native CUPTI library, built on first use), torch (torch.profiler) or none (Python spans only)")
 	f.IntVar(&req.TraceSizeMB, "trace-size-mb", 0, "memory bound for buffered spans (INFERSCOPE_TRACE_SIZE_MB; default 64)")
 	f.BoolVar(&noAuto, "no-auto-spans", false, "do not patch tokenizers / generate / forward / .to() for automatic spans")
 	f.BoolVar(&req.KeepRaw, "keep-raw", false, "keep the raw collector files under <output-dir>/.raw")
@@ -186,6 +194,32 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+func doctorCmd() *cobra.Command {
+	req := driver.DoctorRequest{Python: "python3", Timeout: 20 * time.Second}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Say which collector `run` will use on this machine, and why",
+		Long: `Checks what this machine can collect: NVIDIA driver and GPUs, libcuda, the
+driver's profiling permission (NVreg_RestrictProfilingToAdminUsers), CUDA toolkits
+and pip wheels with CUPTI headers, gcc, and the workload's Python and torch. Prints
+one line per check (ok, warn, fail) with the fix for each problem, then the
+collector "inferscope run --collector auto" picks. Exits 0 whatever it finds.`,
+		Example: `  inferscope doctor
+  inferscope doctor --build
+  inferscope doctor --python .venv/bin/python --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return driver.Doctor(req, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.Python, "python", req.Python, "the workload's Python interpreter (asked for its sys.path and whether torch sees the GPU)")
+	f.DurationVar(&req.Timeout, "python-timeout", req.Timeout, "how long that interpreter may take (importing torch is slow)")
+	f.BoolVar(&req.Build, "build", false, "build the CUPTI collector now and report its cached path")
+	f.BoolVar(&req.JSON, "json", false, "machine-readable output")
+	return cmd
 }
 
 func versionCmd() *cobra.Command {

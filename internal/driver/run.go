@@ -21,7 +21,7 @@ type RunRequest struct {
 	OutputDir   string
 	Report      string // "" → OutputDir/report_<scope>_<time>.<format>
 	Format      string
-	Collector   string
+	Collector   string // one of Collectors
 	TraceSizeMB int
 	AutoSpans   bool
 	KeepRaw     bool
@@ -54,7 +54,11 @@ func SplitTrailingReport(cmd []string) (rest []string, reportPath, format string
 func Run(req RunRequest, stderr io.Writer) (int, error) {
 	stamp := time.Now().Format("20060102-150405")
 	raw := filepath.Join(req.OutputDir, ".raw", fmt.Sprintf("%s-%d", stamp, os.Getpid()))
-	out, err := run.Launch(run.Options{Command: req.Command, RawDir: raw, Collector: req.Collector, TraceSizeMB: req.TraceSizeMB, AutoSpans: req.AutoSpans})
+	collector, lib, err := resolveCollector(req.Collector, req.Command, stderr)
+	if err != nil {
+		return 1, err
+	}
+	out, err := run.Launch(run.Options{Command: req.Command, RawDir: raw, Collector: collector, CUPTILib: lib, TraceSizeMB: req.TraceSizeMB, AutoSpans: req.AutoSpans})
 	if err != nil {
 		return 127, &InputError{err}
 	}

@@ -19,8 +19,8 @@ import (
 type Options struct {
 	Command     []string
 	RawDir      string // where the collectors write; created
-	Collector   string // torch | cupti | none
-	CUPTILib    string // the native collector's library (Collector cupti); Launch finds it when empty
+	Collector   string // torch | cupti | none, already resolved from auto
+	CUPTILib    string // the built collector, for cupti (CUPTILibrary)
 	TraceSizeMB int
 	AutoSpans   bool
 }
@@ -52,9 +52,7 @@ func Launch(opt Options) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("cannot run %q: %w", opt.Command[0], err)
 	}
 	if opt.Collector == "cupti" && opt.CUPTILib == "" {
-		if opt.CUPTILib, err = CUPTILibrary(); err != nil {
-			return Outcome{}, err
-		}
+		return Outcome{}, errors.New("collector cupti: no library given (CUPTILibrary builds it)")
 	}
 	cmd := exec.Command(path, opt.Command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr

@@ -58,10 +58,12 @@ func TestEnvironCUPTI(t *testing.T) {
 
 func TestLaunchCUPTIEnv(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	t.Setenv("INFERSCOPE_CUPTI_LIB", "/prebuilt/libinferscope_cupti.so") // skips the build
 	out := filepath.Join(t.TempDir(), "env")
 	cmd := []string{"sh", "-c", `echo "$INFERSCOPE_COLLECTOR $CUDA_INJECTION64_PATH $INFERSCOPE_CUPTI_LIB" > "$0"`, out}
-	if o, err := Launch(Options{Command: cmd, RawDir: t.TempDir(), Collector: "cupti"}); err != nil || o.ExitCode != 0 {
+	if _, err := Launch(Options{Command: cmd, RawDir: t.TempDir(), Collector: "cupti"}); err == nil {
+		t.Fatal("launch with collector cupti and no library: want an error, got none")
+	}
+	if o, err := Launch(Options{Command: cmd, RawDir: t.TempDir(), Collector: "cupti", CUPTILib: "/prebuilt/libinferscope_cupti.so"}); err != nil || o.ExitCode != 0 {
 		t.Fatalf("launch: %v, %+v", err, o)
 	}
 	b, err := os.ReadFile(out)
