@@ -141,11 +141,13 @@ def main():
     done = 0
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(a.rounds):
-            if done and time.time() - t_start + worst > a.budget_s:
+            now = [x for x in arms if r % every.get(x, 1) == 0]
+            walls = {x: statistics.mean(y["wall_s"] for y in res[x]) for x in now if res[x]}
+            nxt = sum(walls.get(x, worst) for x in now)
+            if done and time.time() - t_start + nxt > a.budget_s:
                 print("budget reached after %d rounds" % done, file=sys.stderr)
                 break
             t_round = time.time()
-            now = [x for x in arms if r % every.get(x, 1) == 0]
             order = now[r % len(now):] + now[: r % len(now)]
             rows = {arm: one(arm, a.scenario, iters, tmp, a.pin) for arm in order}
             for arm in now:

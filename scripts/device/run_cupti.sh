@@ -5,6 +5,8 @@
 #             the clock handshake through CUDA_INJECTION64_PATH, a SIGKILLed run
 #   inproc    in-process paired on/off overhead (scripts/bench_inproc.py):
 #             collector+spans, each alone, and CUPTI component ablations
+#   checks    doctor, the default collector choice, a plain CUDA program, the
+#             clock handshake, a SIGKILLed run; small raw recordings kept
 #   bench:S   interleaved fresh-process rounds on scenario S (bench_overhead.py),
 #             BUDGET seconds (env, default 500)
 # Results go to $OUT as a few small files (reports.tgz, raw.tgz, inproc.jsonl,
@@ -44,7 +46,7 @@ validate() {
     mkdir -p "$W/raw/clockcheck"; cp "$W/o-clock"/.raw/*/* "$W/raw/clockcheck/"; tail -1 "$W/raw/clockcheck.jsonl"; }
   # SIGKILL of the workload (not of inferscope) mid-run: the report must still come out
   ( $IS run --collector cupti --keep-raw --output-dir "$W/o-kill" --report "$W/rep/kill.md" -- python3 workloads/scenarios.py cnn --iters 3000 >"$W/rep/kill.log" 2>&1; echo "run exit $?" >>"$W/rep/kill.log" ) &
-  sleep 20; pkill -KILL -f "^python3 workloads/scenarios.py cnn --iters 3000"; wait
+  sleep 20; pkill -KILL -f "^[^ ]*python3 workloads/scenarios.py cnn --iters 3000"; wait
   tail -2 "$W/rep/kill.log" | cut -c1-300
   mkdir -p "$W/raw/kill"; cp "$W/o-kill"/.raw/*/* "$W/raw/kill/" 2>/dev/null
   tar czf "$OUT/reports.tgz" -C "$W" rep
@@ -74,12 +76,46 @@ inproc() {
   done
 }
 
-bench() { python3 scripts/bench_overhead.py "$1" --rounds 30 --budget-s "${BUDGET:-500}" --pin 4-7 --out "$OUT/bench_$1.json" 2>&1 | tail -4 | cut -c1-600; }
+checks() {
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  $IS doctor --build 2>&1 | tail -14
+  echo "== default collector"; $IS run --output-dir "$W/o-def" --report "$W/rep/default-cnn.md" -- python3 workloads/scenarios.py cnn --iters 5 2>&1 | grep -E "collector|ms per iteration" | cut -c1-200
+  nvcc -O2 -o "$W/vecadd" native/cupti/test/vecadd.cu && run cupti vecadd "$W/vecadd"
+  nvcc -O2 -o "$W/clockcheck" native/cupti/test/clockcheck.cu && {
+    $IS run --collector cupti --keep-raw --output-dir "$W/o-clock" --report "$W/rep/clockcheck.md" -- "$W/clockcheck" 50 >"$W/raw/clockcheck.jsonl" 2>"$W/rep/clockcheck.err"
+    mkdir -p "$W/raw/clockcheck"; cp "$W/o-clock"/.raw/*/* "$W/raw/clockcheck/"; tail -1 "$W/raw/clockcheck.jsonl"; }
+  ( $IS run --collector cupti --keep-raw --output-dir "$W/o-kill" --report "$W/rep/kill.md" -- python3 workloads/scenarios.py cnn --iters 3000 >"$W/rep/kill.log" 2>&1; echo "run exit $?" >>"$W/rep/kill.log" ) &
+  sleep 16; pkill -KILL -f "^[^ ]*python3 workloads/scenarios.py cnn --iters 3000"; wait
+  tail -2 "$W/rep/kill.log" | cut -c1-300
+  mkdir -p "$W/raw/kill"; cp "$W/o-kill"/.raw/*/* "$W/raw/kill/" 2>/dev/null
+  run cupti planted_sync_in_loop python3 workloads/planted.py sync_in_loop --iters 3
+  run cupti embedding python3 workloads/scenarios.py embedding --iters 5
+  du -sh "$W"/raw/*
+  tar czf "$OUT/checks_rep.tgz" -C "$W" rep
+  tar czf "$OUT/checks_raw.tgz" -C "$W" raw
+}
+
+floor() { # in-process: the full collector vs CUPTI kernel records alone (the floor), more blocks
+  local lib=$(ls ~/.cache/inferscope/cupti-*/libinferscope_cupti.so | head -1)
+  for w in "$@"; do
+    local n=${w%%:*} it=${w##*:}
+    for v in full floor; do
+      local envs=""; [ $v = floor ] && envs="INFERSCOPE_CUPTI_CALLBACKS=0 INFERSCOPE_CUPTI_KINDS=kernel"
+      env $envs timeout 150 python3 scripts/bench_inproc.py "$n" --lib "$lib" --iters "$it" --blocks 40 --toggle cupti 2>/dev/null |
+        sed "s/^{/{\"tag\": \"$v\", /" >>"$OUT/inproc2.jsonl"
+      tail -1 "$OUT/inproc2.jsonl" | cut -c1-260
+    done
+  done
+}
+
+bench() { python3 scripts/bench_overhead.py "$1" --rounds 30 --budget-s "${BUDGET:-500}" --every torch:3,profiler:3 --pin 4-7 --out "$OUT/bench_$1.json" 2>&1 | tail -3 | cut -c1-300; }
 
 for s in "$@"; do
   case $s in
     validate) validate ;;
     inproc) inproc ;;
+    checks) checks ;;
+    floor:*) IFS=, read -ra ws <<<"${s#floor:}"; floor "${ws[@]}" ;;
     bench:*) bench "${s#bench:}" ;;
   esac
 done
