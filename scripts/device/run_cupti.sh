@@ -96,7 +96,7 @@ checks() {
 }
 
 floor() { # in-process: the full collector vs CUPTI kernel records alone (the floor), more blocks
-  local lib=$(ls ~/.cache/inferscope/cupti-*/libinferscope_cupti.so | head -1)
+  $IS doctor --build >/dev/null 2>&1; local lib=$(ls ~/.cache/inferscope/cupti-*/libinferscope_cupti.so | head -1)
   for w in "$@"; do
     local n=${w%%:*} it=${w##*:}
     for v in full floor; do
