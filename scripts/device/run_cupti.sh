@@ -30,6 +30,20 @@ run() { local coll=$1 name=$2; shift 2
   echo "== $coll $name: $((SECONDS - t0)) s"
 }
 
+# A plain CUDA program and the clock handshake through CUDA_INJECTION64_PATH,
+# then a SIGKILL of the workload (not of inferscope) mid-run: the report must
+# still come out. Raw recordings kept under $W/raw.
+natives() {
+  nvcc -O2 -o "$W/vecadd" native/cupti/test/vecadd.cu && run cupti vecadd "$W/vecadd"
+  nvcc -O2 -o "$W/clockcheck" native/cupti/test/clockcheck.cu && {
+    $IS run --collector cupti --keep-raw --output-dir "$W/o-clock" --report "$W/rep/clockcheck.md" -- "$W/clockcheck" 50 >"$W/raw/clockcheck.jsonl" 2>"$W/rep/clockcheck.err"
+    mkdir -p "$W/raw/clockcheck"; cp "$W/o-clock"/.raw/*/* "$W/raw/clockcheck/"; tail -1 "$W/raw/clockcheck.jsonl"; }
+  ( $IS run --collector cupti --keep-raw --output-dir "$W/o-kill" --report "$W/rep/kill.md" -- python3 workloads/scenarios.py cnn --iters 3000 >"$W/rep/kill.log" 2>&1; echo "run exit $?" >>"$W/rep/kill.log" ) &
+  sleep 16; pkill -KILL -f "^[^ ]*python3 workloads/scenarios.py cnn --iters 3000"; wait
+  tail -2 "$W/rep/kill.log" | cut -c1-300
+  mkdir -p "$W/raw/kill"; cp "$W/o-kill"/.raw/*/* "$W/raw/kill/" 2>/dev/null
+}
+
 validate() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
   for coll in cupti torch; do
@@ -40,23 +54,15 @@ validate() {
       run $coll "planted_$p" python3 workloads/planted.py $p --iters 3
     done
   done
-  nvcc -O2 -o "$W/vecadd" native/cupti/test/vecadd.cu && run cupti vecadd "$W/vecadd"
-  nvcc -O2 -o "$W/clockcheck" native/cupti/test/clockcheck.cu && {
-    $IS run --collector cupti --keep-raw --output-dir "$W/o-clock" --report "$W/rep/clockcheck.md" -- "$W/clockcheck" 50 >"$W/raw/clockcheck.jsonl" 2>"$W/rep/clockcheck.err"
-    mkdir -p "$W/raw/clockcheck"; cp "$W/o-clock"/.raw/*/* "$W/raw/clockcheck/"; tail -1 "$W/raw/clockcheck.jsonl"; }
-  # SIGKILL of the workload (not of inferscope) mid-run: the report must still come out
-  ( $IS run --collector cupti --keep-raw --output-dir "$W/o-kill" --report "$W/rep/kill.md" -- python3 workloads/scenarios.py cnn --iters 3000 >"$W/rep/kill.log" 2>&1; echo "run exit $?" >>"$W/rep/kill.log" ) &
-  sleep 20; pkill -KILL -f "^[^ ]*python3 workloads/scenarios.py cnn --iters 3000"; wait
-  tail -2 "$W/rep/kill.log" | cut -c1-300
-  mkdir -p "$W/raw/kill"; cp "$W/o-kill"/.raw/*/* "$W/raw/kill/" 2>/dev/null
+  natives
   tar czf "$OUT/reports.tgz" -C "$W" rep
-  tar czf "$OUT/raw.tgz" -C "$W" raw
+  tar czf "$OUT/raw.tgz" -C "$W" --exclude=raw/llm --exclude=raw/kill --exclude=raw/planted_tiny_kernels raw # 16 MB per file comes back
   ls -la "$OUT"
 }
 
 inproc() {
   local lib
-  lib=$(INFERSCOPE_CUPTI_LIB= $IS doctor --print-lib 2>/dev/null) || lib=$(ls ~/.cache/inferscope/cupti-*/libinferscope_cupti.so | head -1)
+  $IS doctor --build >/dev/null 2>&1; lib=$(ls ~/.cache/inferscope/cupti-*/libinferscope_cupti.so | head -1)
   echo "lib $lib"
   ip() { local tag=$1; shift
     env "$@" timeout 120 python3 scripts/bench_inproc.py --lib "$lib" $ARGS 2>"$W/inproc.err" | sed "s/^{/{\"tag\": \"$tag\", /" >>"$OUT/inproc.jsonl"
@@ -80,14 +86,7 @@ checks() {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   $IS doctor --build 2>&1 | tail -14
   echo "== default collector"; $IS run --output-dir "$W/o-def" --report "$W/rep/default-cnn.md" -- python3 workloads/scenarios.py cnn --iters 5 2>&1 | grep -E "collector|ms per iteration" | cut -c1-200
-  nvcc -O2 -o "$W/vecadd" native/cupti/test/vecadd.cu && run cupti vecadd "$W/vecadd"
-  nvcc -O2 -o "$W/clockcheck" native/cupti/test/clockcheck.cu && {
-    $IS run --collector cupti --keep-raw --output-dir "$W/o-clock" --report "$W/rep/clockcheck.md" -- "$W/clockcheck" 50 >"$W/raw/clockcheck.jsonl" 2>"$W/rep/clockcheck.err"
-    mkdir -p "$W/raw/clockcheck"; cp "$W/o-clock"/.raw/*/* "$W/raw/clockcheck/"; tail -1 "$W/raw/clockcheck.jsonl"; }
-  ( $IS run --collector cupti --keep-raw --output-dir "$W/o-kill" --report "$W/rep/kill.md" -- python3 workloads/scenarios.py cnn --iters 3000 >"$W/rep/kill.log" 2>&1; echo "run exit $?" >>"$W/rep/kill.log" ) &
-  sleep 16; pkill -KILL -f "^[^ ]*python3 workloads/scenarios.py cnn --iters 3000"; wait
-  tail -2 "$W/rep/kill.log" | cut -c1-300
-  mkdir -p "$W/raw/kill"; cp "$W/o-kill"/.raw/*/* "$W/raw/kill/" 2>/dev/null
+  natives
   run cupti planted_sync_in_loop python3 workloads/planted.py sync_in_loop --iters 3
   run cupti embedding python3 workloads/scenarios.py embedding --iters 5
   du -sh "$W"/raw/*

@@ -34,15 +34,7 @@ func TestClockHandshake(t *testing.T) {
 	if len(bins) != 1 {
 		t.Fatalf("want one recording in %s, got %v", dir, bins)
 	}
-	f, err := os.Open(bins[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rec, err := Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := readRecording(t, bins[0])
 	var kernels []trace.Event
 	for _, e := range rec.Events {
 		if e.Kind == trace.KindKernel && strings.Contains(e.Name, "handshake") {
@@ -100,15 +92,7 @@ func TestLaunchPrecedesKernel(t *testing.T) {
 	bins, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "native", "*", "cupti-*.bin"))
 	more, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "cupti", "*.bin"))
 	for _, p := range append(bins, more...) {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, err := Read(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
+		rec := readRecording(t, p)
 		launch := map[int64]int64{}
 		for _, e := range rec.Events {
 			if (e.Kind == trace.KindRuntime || e.Kind == trace.KindDriver) && e.Corr != 0 {
@@ -135,4 +119,18 @@ func TestLaunchPrecedesKernel(t *testing.T) {
 			t.Logf("%s: %d launch/kernel pairs, min launch→start %d ns", filepath.Base(filepath.Dir(p))+"/"+filepath.Base(p), pairs, minDelay)
 		}
 	}
+}
+
+func readRecording(t *testing.T, path string) *Recording {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rec, err := Read(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rec
 }
