@@ -44,6 +44,10 @@ natives() {
   mkdir -p "$W/raw/kill"; cp "$W/o-kill"/.raw/*/* "$W/raw/kill/" 2>/dev/null
 }
 
+# The collector library `run` uses here, built if needed (doctor knows which
+# toolkit; a glob of the cache could pick a stale build of older sources).
+cupti_lib() { $IS doctor --build --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["library"])'; }
+
 validate() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
   for coll in cupti torch; do
@@ -61,8 +65,7 @@ validate() {
 }
 
 inproc() {
-  local lib
-  $IS doctor --build >/dev/null 2>&1; lib=$(ls ~/.cache/inferscope/cupti-*/libinferscope_cupti.so | head -1)
+  local lib=$(cupti_lib)
   echo "lib $lib"
   ip() { local tag=$1; shift
     env "$@" timeout 120 python3 scripts/bench_inproc.py --lib "$lib" $ARGS 2>"$W/inproc.err" | sed "s/^{/{\"tag\": \"$tag\", /" >>"$OUT/inproc.jsonl"
@@ -95,7 +98,7 @@ checks() {
 }
 
 floor() { # in-process: the full collector vs CUPTI kernel records alone (the floor), more blocks
-  $IS doctor --build >/dev/null 2>&1; local lib=$(ls ~/.cache/inferscope/cupti-*/libinferscope_cupti.so | head -1)
+  local lib=$(cupti_lib)
   for w in "$@"; do
     local n=${w%%:*} it=${w##*:}
     for v in full floor; do
