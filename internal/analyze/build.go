@@ -111,6 +111,12 @@ func (f *facts) metrics(a *attribution) Metrics {
 	if f.launchCalls > 0 {
 		m.LaunchCallMeanUs = float64(f.launchNs) / 1e3 / float64(f.launchCalls)
 	}
+	if f.x.tl.Meta.LaunchSampledPct > 0 {
+		// Launch calls were recorded in windows only: count one launch per
+		// kernel; the per-call cost above is the sampled calls' mean.
+		m.LaunchCallsSampled, m.LaunchCallsSeen = true, f.launchCalls
+		m.LaunchCalls = m.Kernels
+	}
 	if a.total > 0 {
 		m.LaunchRatePerS = float64(len(f.kernelDurs)) / (float64(a.total) / 1e9)
 	}

@@ -109,16 +109,21 @@ type Metrics struct {
 	LaunchRatePerS   float64 `json:"launches_per_s"`
 	LaunchCalls      int     `json:"launch_calls_per_iter"`
 	LaunchCallMeanUs float64 `json:"launch_call_mean_us"`
-	LaunchDelayUs    float64 `json:"launch_to_start_median_us"`
-	GapMedianUs      float64 `json:"gpu_gap_median_us"`
-	SyncCalls        int     `json:"sync_calls_per_iter"`
-	SyncMs           float64 `json:"sync_call_ms"`
-	ItemCalls        int     `json:"item_calls_per_iter"`
-	PostSyncIdleMs   float64 `json:"post_sync_idle_ms"`
-	Copies           []Copy  `json:"copies"`
-	FP32GEMMMs       float64 `json:"fp32_gemm_ms"`
-	GEMMMs           float64 `json:"gemm_ms"`
-	ComputeCapab     string  `json:"compute_capability,omitempty"`
+	// LaunchCallsSampled: the collector recorded launch calls in sampled
+	// windows only; LaunchCalls is then the kernel count, and
+	// LaunchCallMeanUs and LaunchDelayUs come from LaunchCallsSeen calls.
+	LaunchCallsSampled bool    `json:"launch_calls_sampled,omitempty"`
+	LaunchCallsSeen    int     `json:"launch_calls_seen,omitempty"`
+	LaunchDelayUs      float64 `json:"launch_to_start_median_us"`
+	GapMedianUs        float64 `json:"gpu_gap_median_us"`
+	SyncCalls          int     `json:"sync_calls_per_iter"`
+	SyncMs             float64 `json:"sync_call_ms"`
+	ItemCalls          int     `json:"item_calls_per_iter"`
+	PostSyncIdleMs     float64 `json:"post_sync_idle_ms"`
+	Copies             []Copy  `json:"copies"`
+	FP32GEMMMs         float64 `json:"fp32_gemm_ms"`
+	GEMMMs             float64 `json:"gemm_ms"`
+	ComputeCapab       string  `json:"compute_capability,omitempty"`
 	// Preprocessing names what the CPU was doing during CPU preprocessing
 	// (tokenizer spans, host code between ops), per iteration.
 	Preprocessing []OpStat `json:"preprocessing,omitempty"`

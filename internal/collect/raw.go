@@ -325,6 +325,9 @@ func mergeNative(out *trace.Trace, path string, pid int64, clk clock) (notes []s
 		out.Meta.ClockErrorNs = max(out.Meta.ClockErrorNs, rec.Clock.ErrNs)
 	}
 	out.Meta.Dropped += rec.Dropped.Total()
+	if c := 100 * rec.LaunchCoverage; c < 99 && (out.Meta.LaunchSampledPct == 0 || c < out.Meta.LaunchSampledPct) {
+		out.Meta.LaunchSampledPct = max(c, 0.01)
+	}
 	if rec.Truncated {
 		notes = append(notes, fmt.Sprintf("process %d: CUPTI recording cut mid-record at byte %d (decoded up to there)", pid, rec.TruncatedAt))
 	} else if !rec.Clean {

@@ -205,8 +205,7 @@ func metricLines(r *analyze.Result) []string {
 		out = append(out,
 			fmt.Sprintf("Kernels: %d per iteration, median %.1f µs, p90 %.1f µs, %.0f%% under 10 µs; %.0f kernels/s",
 				m.Kernels, m.KernelMedianUs, m.KernelP90Us, m.SmallKernelPct, m.LaunchRatePerS),
-			fmt.Sprintf("Launches: %d calls per iteration, %.1f µs each on the CPU; launch → kernel start median %.1f µs; median GPU idle gap %.1f µs",
-				m.LaunchCalls, m.LaunchCallMeanUs, m.LaunchDelayUs, m.GapMedianUs))
+			launchLine(m))
 	}
 	if m.SyncCalls > 0 || m.ItemCalls > 0 {
 		out = append(out, fmt.Sprintf("Sync: %d calls per iteration (%d from `.item()`), %.3f ms waiting; GPU idle after syncs %.3f ms",

@@ -59,7 +59,7 @@ func Markdown(w io.Writer, r *analyze.Result) error {
 	m := r.Metrics
 	if m.Kernels > 0 {
 		p("- Kernels: %d per iteration, median %.1f µs, p90 %.1f µs, %.0f%% under 10 µs; %.0f kernels/s\n", m.Kernels, m.KernelMedianUs, m.KernelP90Us, m.SmallKernelPct, m.LaunchRatePerS)
-		p("- Launches: %d calls per iteration, %.1f µs each on the CPU; launch → kernel start median %.1f µs; median GPU idle gap %.1f µs\n", m.LaunchCalls, m.LaunchCallMeanUs, m.LaunchDelayUs, m.GapMedianUs)
+		p("- %s\n", launchLine(m))
 	}
 	if m.SyncCalls > 0 || m.ItemCalls > 0 {
 		p("- Sync: %d calls per iteration (%d from `.item()`), %.3f ms waiting; GPU idle after syncs %.3f ms\n", m.SyncCalls, m.ItemCalls, m.SyncMs, m.PostSyncIdleMs)

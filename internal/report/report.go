@@ -62,3 +62,13 @@ func FormatFor(path string) string {
 	}
 	return "md"
 }
+
+// launchLine is the Details line on launches, shared by the formats.
+func launchLine(m analyze.Metrics) string {
+	if m.LaunchCallsSampled {
+		return fmt.Sprintf("Launches: ~%d per iteration (one per kernel); launch calls sampled (%d seen): %.1f µs each on the CPU, launch → kernel start median %.1f µs; median GPU idle gap %.1f µs",
+			m.LaunchCalls, m.LaunchCallsSeen, m.LaunchCallMeanUs, m.LaunchDelayUs, m.GapMedianUs)
+	}
+	return fmt.Sprintf("Launches: %d calls per iteration, %.1f µs each on the CPU; launch → kernel start median %.1f µs; median GPU idle gap %.1f µs",
+		m.LaunchCalls, m.LaunchCallMeanUs, m.LaunchDelayUs, m.GapMedianUs)
+}

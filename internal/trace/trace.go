@@ -30,11 +30,15 @@ type Meta struct {
 	Skipped       int            `json:"skipped_events,omitempty"`       // metadata, flows, malformed
 	Duplicates    int            `json:"duplicates_dropped"`
 	Dropped       int64          `json:"dropped_records"`
-	Platform      string         `json:"platform,omitempty"` // "cuda", "rocm", "mtia", "cpu"
-	Command       []string       `json:"command,omitempty"`
-	Incomplete    string         `json:"incomplete,omitempty"` // why the run was cut short
-	Errors        []string       `json:"errors,omitempty"`     // workload errors (e.g. OOM)
-	Extra         map[string]any `json:"extra,omitempty"`
+	// LaunchSampledPct is the share of the run (%) in which the native
+	// collector recorded launch calls, when it sampled them; 0: every
+	// launch was recorded (or the collector records none).
+	LaunchSampledPct float64        `json:"launch_calls_sampled_pct,omitempty"`
+	Platform         string         `json:"platform,omitempty"` // "cuda", "rocm", "mtia", "cpu"
+	Command          []string       `json:"command,omitempty"`
+	Incomplete       string         `json:"incomplete,omitempty"` // why the run was cut short
+	Errors           []string       `json:"errors,omitempty"`     // workload errors (e.g. OOM)
+	Extra            map[string]any `json:"extra,omitempty"`
 }
 
 // Device is one accelerator as the trace describes it.

@@ -1,9 +1,9 @@
 /* InferScope native CUPTI collector.
  *
- * Activity API: CONCURRENT_KERNEL, MEMCPY, MEMSET, OVERHEAD (SYNCHRONIZATION opt-in)
- * (never RUNTIME/DRIVER activity: it doubles small-kernel latency).
- * Callback API: entry/exit of a few CPU-side calls (kernel launches,
- * synchronising calls, memcpys) stamped with CLOCK_MONOTONIC.
+ * Activity API: CONCURRENT_KERNEL, MEMCPY, MEMSET (SYNCHRONIZATION, OVERHEAD
+ * opt-in; never RUNTIME/DRIVER activity: it doubles small-kernel latency).
+ * Callback API: entry/exit of a few CPU-side calls (synchronising calls,
+ * memcpys, and kernel launches in sampled windows) stamped with CLOCK_MONOTONIC.
  * Output: $INFERSCOPE_RAW_DIR/cupti-<pid>.bin, format in FORMAT.md.
  *
  * Load with CUDA_INJECTION64_PATH=libinferscope_cupti.so (InitializeInjection)
@@ -39,8 +39,9 @@
 /* ---- file format (FORMAT.md) ---------------------------------------- */
 enum {
   REC_CLOCK = 1, REC_STRING = 2, REC_KERNEL = 3, REC_MEMCPY = 4, REC_MEMSET = 5,
-  REC_SYNC = 6, REC_OVERHEAD = 7, REC_API = 8, REC_DROPPED = 9, REC_END = 10,
+  REC_SYNC = 6, REC_OVERHEAD = 7, REC_API = 8, REC_DROPPED = 9, REC_END = 10, REC_LAUNCH_WINDOW = 11,
 };
+enum { WINDOW_FLAG_TO_END = 1 }; /* launch callbacks stay on from start_mono to the end */
 enum { API_LAUNCH = 1, API_SYNC = 2, API_MEMCPY = 3 };
 enum { API_FLAG_NESTED = 1 };
 
@@ -61,6 +62,7 @@ typedef struct { rec_hdr h; uint64_t start_mono, end_mono; uint32_t corr, tid, n
   uint8_t domain, kind; uint16_t pad; uint32_t parent_corr; } rec_api;
 typedef struct { rec_hdr h; uint64_t cupti_dropped, callback_dropped, buffers_refused, records; } rec_dropped;
 typedef struct { rec_hdr h; uint64_t records, bytes; } rec_end;
+typedef struct { rec_hdr h; uint64_t start_mono, end_mono; } rec_window;
 #pragma pack(pop)
 
 _Static_assert(sizeof(file_hdr) == 32, "file_hdr");
@@ -74,6 +76,7 @@ _Static_assert(sizeof(rec_overhead) == 48, "overhead");
 _Static_assert(sizeof(rec_api) == 48, "api");
 _Static_assert(sizeof(rec_dropped) == 40, "dropped");
 _Static_assert(sizeof(rec_end) == 24, "end");
+_Static_assert(sizeof(rec_window) == 24, "window");
 
 /* ---- state ----------------------------------------------------------- */
 static pthread_mutex_t g_start_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -121,9 +124,29 @@ static const CUpti_CallbackDomain k_doms[2] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPT
 static CUpti_ActivityKind g_kinds[8];
 static int g_nkinds;
 
+/* Launch callbacks: off, on for the whole run, or sampled: on for
+ * g_win_ns out of every g_period_ns, toggled by the writer thread. Each
+ * launch callback pair costs ~0.3-0.5 µs of CPU on top of CUPTI's own
+ * ~1 µs kernel record, so launch-bound loops pay it on every kernel; the
+ * analysis only needs a sample of launch-to-start delays and launch costs.
+ * A second launching thread ends sampling (per-thread attribution of GPU
+ * work needs every launch). g_launch_mu orders toggles against pause/stop. */
+enum { LAUNCH_OFF = 0, LAUNCH_ALL = 1, LAUNCH_SAMPLE = 2 };
+static _Atomic int g_launch_mode = LAUNCH_SAMPLE;
+static uint64_t g_win_ns = 20000000ull, g_period_ns = 200000000ull;
+static int g_launch_on;            /* launch callbacks enabled now */
+static uint64_t g_win_start;       /* mono ns the current window opened */
+static atomic_int g_launch_tid;    /* first thread seen launching */
+static atomic_int g_second_thread; /* another thread launched: sample no more */
+static pthread_mutex_t g_launch_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static __thread int t_tid;
 static __thread int t_rt_depth;
 static __thread uint32_t t_rt_corr;
+/* Toggling launch callbacks can drop the exit of a call whose entry was
+ * seen: t_rt_depth is only trusted within one toggle generation. */
+static atomic_uint g_cb_gen;
+static __thread unsigned t_gen;
 
 static uint64_t mono_ns(void) {
   struct timespec ts;
@@ -408,18 +431,26 @@ static void cb_emit(const void *rec, size_t n) {
   pthread_mutex_unlock(&g_cb_mu);
 }
 
+static void launch_enable_locked(uint32_t on);
+static uint64_t launch_tick(uint64_t now);
+
 static void *writer_main(void *arg) {
   (void)arg;
   uint64_t last_cb = mono_ns(), last_clock = last_cb, last_flush = last_cb;
-  uint64_t last_drop_sum = 0;
+  uint64_t last_drop_sum = 0, next_tick = launch_tick(last_cb);
   for (;;) {
     pthread_mutex_lock(&g_q_mu);
     if (!g_qlen && !g_q_stop) {
+      /* Sleep until the next launch-window edge or 100 ms. The condvar
+       * waits on CLOCK_REALTIME: convert the relative wait. */
+      uint64_t wait = 100000000ull, t = mono_ns();
+      if (next_tick > t && next_tick - t < wait) wait = next_tick - t;
+      else if (next_tick <= t) wait = 0;
       struct timespec dl;
       clock_gettime(CLOCK_REALTIME, &dl);
-      dl.tv_nsec += 100 * 1000000L;
-      if (dl.tv_nsec >= 1000000000L) { dl.tv_sec++; dl.tv_nsec -= 1000000000L; }
-      pthread_cond_timedwait(&g_q_cv, &g_q_mu, &dl);
+      dl.tv_nsec += (long)wait;
+      while (dl.tv_nsec >= 1000000000L) { dl.tv_sec++; dl.tv_nsec -= 1000000000L; }
+      if (wait) pthread_cond_timedwait(&g_q_cv, &g_q_mu, &dl);
     }
     int stop = g_q_stop && !g_qlen;
     item it = {0};
@@ -428,6 +459,7 @@ static void *writer_main(void *arg) {
     pthread_mutex_unlock(&g_q_mu);
     if (have) process(it);
     uint64_t now = mono_ns();
+    if (!stop && now >= next_tick) next_tick = launch_tick(now);
     if (now - last_cb > 200000000ull) { /* callback records reach the file within ~200 ms */
       pthread_mutex_lock(&g_cb_mu);
       if (g_cb_cur && g_cb_used) cb_rotate_locked();
@@ -481,6 +513,8 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
   int di = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? 0 : dom == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : -1;
   if (di < 0 || (int)cbid >= g_cb_n[di] || !g_cb_kind[di][cbid]) return;
   const CUpti_CallbackData *cb = data;
+  unsigned gen = atomic_load_explicit(&g_cb_gen, memory_order_relaxed);
+  if (t_gen != gen) { t_gen = gen; t_rt_depth = 0; }
   int nested = 0;
   if (di == 1 && t_rt_depth > 0) {
     /* a driver call made by the runtime: the runtime call is recorded.
@@ -495,27 +529,111 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
   }
   uint64_t end = mono_ns();
   if (di == 0 && t_rt_depth > 0) t_rt_depth--;
+  /* An exit whose entry ran before the callback was enabled: no start time
+   * (the slot is zeroed after each use, so a stale one is never reused). */
+  uint64_t start = cb->correlationData ? *cb->correlationData : 0;
+  if (cb->correlationData) *cb->correlationData = 0;
+  if (!start || start > end) return;
+  uint8_t kind = g_cb_kind[di][cbid];
+  if (kind == API_LAUNCH && g_launch_mode == LAUNCH_SAMPLE && !nested) {
+    int me = (int)tid(), zero = 0;
+    if (!atomic_compare_exchange_strong(&g_launch_tid, &zero, me) && zero != me)
+      atomic_store(&g_second_thread, 1);
+  }
   if (nested) g_nested_diag++;
   rec_api r;
   memset(&r, 0, sizeof r);
   r.h.type = REC_API;
   r.h.flags = nested ? API_FLAG_NESTED : 0;
   r.h.size = sizeof r;
-  r.start_mono = cb->correlationData ? *cb->correlationData : end;
+  r.start_mono = start;
   r.end_mono = end;
   r.corr = cb->correlationId;
   r.tid = tid();
   r.name = g_cb_name[di][cbid];
   r.cbid = cbid;
   r.domain = (uint8_t)dom;
-  r.kind = g_cb_kind[di][cbid];
+  r.kind = kind;
   r.parent_corr = nested ? t_rt_corr : 0;
   cb_emit(&r, sizeof r);
 }
 
+/* ---- launch-callback sampling (caller holds g_launch_mu) --------------- */
+static int g_launch_paused;
+static uint64_t g_next_open;
+
+static void launch_enable_locked(uint32_t on) {
+  for (int d = 0; d < 2; d++)
+    for (int id = 1; id < g_cb_n[d]; id++)
+      if (g_cb_kind[d] && g_cb_kind[d][id] == API_LAUNCH) CK(cuptiEnableCallback(on, g_sub, k_doms[d], (CUpti_CallbackId)id));
+}
+
+static void emit_window(uint64_t start, uint64_t end, uint16_t flags) {
+  rec_window r = {{REC_LAUNCH_WINDOW, flags, sizeof(rec_window)}, start, end};
+  cb_emit(&r, sizeof r);
+}
+
+static void window_open_locked(uint64_t now) {
+  launch_enable_locked(1);
+  g_launch_on = 1;
+  g_win_start = now;
+  atomic_fetch_add(&g_cb_gen, 1);
+}
+
+static void window_close_locked(uint64_t now) {
+  launch_enable_locked(0);
+  g_launch_on = 0;
+  atomic_fetch_add(&g_cb_gen, 1);
+  emit_window(g_win_start, now, 0);
+}
+
+/* Open or close the sampling window due at `now`; returns when to call
+ * again. Runs on the writer thread. */
+static uint64_t launch_tick(uint64_t now) {
+  uint64_t next = now + 100000000ull;
+  pthread_mutex_lock(&g_launch_mu);
+  if (g_sub && !g_launch_paused && g_launch_mode == LAUNCH_SAMPLE) {
+    if (atomic_load(&g_second_thread)) {
+      if (!g_launch_on) window_open_locked(now);
+      emit_window(g_win_start, 0, WINDOW_FLAG_TO_END);
+      g_launch_mode = LAUNCH_ALL;
+    } else if (g_launch_on) {
+      if (now >= g_win_start + g_win_ns) window_close_locked(now);
+      else next = g_win_start + g_win_ns;
+    }
+    if (g_launch_mode == LAUNCH_SAMPLE && !g_launch_on) {
+      if (now >= g_next_open) {
+        window_open_locked(now);
+        g_next_open = now + g_period_ns;
+        next = now + g_win_ns;
+      } else if (g_next_open < next) {
+        next = g_next_open;
+      }
+    }
+  }
+  pthread_mutex_unlock(&g_launch_mu);
+  return next;
+}
+
+static void parse_launch_env(void) {
+  const char *m = getenv("INFERSCOPE_CUPTI_LAUNCH");
+  if (m && (!strcmp(m, "0") || !strcmp(m, "off"))) g_launch_mode = LAUNCH_OFF;
+  else if (m && (!strcmp(m, "1") || !strcmp(m, "all"))) g_launch_mode = LAUNCH_ALL;
+  const char *w = getenv("INFERSCOPE_CUPTI_LAUNCH_SAMPLE"); /* ON_MS/PERIOD_MS */
+  unsigned on = 0, period = 0;
+  if (w && sscanf(w, "%u/%u", &on, &period) == 2 && on > 0 && period > on) {
+    g_win_ns = on * 1000000ull;
+    g_period_ns = period * 1000000ull;
+  } else if (w && *w) {
+    fprintf(stderr, "inferscope-cupti: INFERSCOPE_CUPTI_LAUNCH_SAMPLE=%s: want ON_MS/PERIOD_MS with ON < PERIOD; using %llu/%llu\n",
+            w, (unsigned long long)(g_win_ns / 1000000), (unsigned long long)(g_period_ns / 1000000));
+  }
+}
+
 static int setup_callbacks(void) {
   if (getenv("INFERSCOPE_CUPTI_CALLBACKS") && !strcmp(getenv("INFERSCOPE_CUPTI_CALLBACKS"), "0")) return 0;
-  int launches = !(getenv("INFERSCOPE_CUPTI_LAUNCH") && !strcmp(getenv("INFERSCOPE_CUPTI_LAUNCH"), "0"));
+  parse_launch_env();
+  int launches = g_launch_mode != LAUNCH_OFF;
   CUptiResult r = cuptiSubscribe(&g_sub, (CUpti_CallbackFunc)on_callback, NULL);
   if (r != CUPTI_SUCCESS) { warnx_("cuptiSubscribe (another CUPTI client?)", r); return -1; }
   int sizes[2] = {CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE};
@@ -531,7 +649,9 @@ static int setup_callbacks(void) {
       uint8_t k = in_list(b, k_launch) ? (launches ? API_LAUNCH : 0) : in_list(b, k_sync) ? API_SYNC
                 : in_list(b, k_memcpy) ? API_MEMCPY : 0;
       if (!k) continue;
-      if (cuptiEnableCallback(1, g_sub, k_doms[d], (CUpti_CallbackId)id) != CUPTI_SUCCESS) continue;
+      /* sampled launch callbacks are enabled by the first window (launch_tick) */
+      int now_on = k != API_LAUNCH || g_launch_mode == LAUNCH_ALL;
+      if (cuptiEnableCallback(now_on, g_sub, k_doms[d], (CUpti_CallbackId)id) != CUPTI_SUCCESS) continue;
       g_cb_kind[d][id] = k;
       g_cb_name[d][id] = atomic_fetch_add(&g_next_string, 1);
       out_string(g_cb_name[d][id], b, strlen(b)); /* writer not started yet: direct */
@@ -546,12 +666,22 @@ static void stop_atexit(void);
 #define ENABLE_KIND(k) do { CUptiResult _r = cuptiActivityEnable(k); \
   if (_r != CUPTI_SUCCESS) warnx_("cuptiActivityEnable(" #k ")", _r); else g_kinds[g_nkinds++] = (k); } while (0)
 
-/* Turn every enabled callback on (1) or off (0); g_cb_kind lists them. */
+/* Turn the callbacks g_cb_kind lists off (0) or back on (1). Launch
+ * callbacks in sampling mode: pause closes the open window, and the writer
+ * opens the next one after resume. */
 static void set_callbacks(uint32_t on) {
-  if (!g_sub) return;
-  for (int d = 0; d < 2; d++)
-    for (int id = 1; id < g_cb_n[d]; id++)
-      if (g_cb_kind[d] && g_cb_kind[d][id]) CK(cuptiEnableCallback(on, g_sub, k_doms[d], (CUpti_CallbackId)id));
+  pthread_mutex_lock(&g_launch_mu);
+  if (g_sub) {
+    for (int d = 0; d < 2; d++)
+      for (int id = 1; id < g_cb_n[d]; id++)
+        if (g_cb_kind[d] && g_cb_kind[d][id] && g_cb_kind[d][id] != API_LAUNCH)
+          CK(cuptiEnableCallback(on, g_sub, k_doms[d], (CUpti_CallbackId)id));
+    if (!on && g_launch_on && g_launch_mode == LAUNCH_SAMPLE) window_close_locked(mono_ns());
+    else if (g_launch_mode == LAUNCH_ALL) launch_enable_locked(on);
+    atomic_fetch_add(&g_cb_gen, 1);
+  }
+  g_launch_paused = !on;
+  pthread_mutex_unlock(&g_launch_mu);
 }
 
 EXPORT int inferscope_cupti_stop(void);
@@ -603,9 +733,10 @@ EXPORT int inferscope_cupti_start(const char *raw_dir) {
   /* INFERSCOPE_CUPTI_KINDS: comma list of kernel,memcpy,memset,sync,overhead.
    * SYNCHRONIZATION activity is off by default: on an H100 it added ~+50 % to
    * launch-bound and sync-heavy loops by itself (native/cupti/test/h100-run2.log);
-   * the sync callbacks give the CPU-side facts instead. */
+   * the sync callbacks give the CPU-side facts instead. OVERHEAD is off by
+   * default too: nothing in the analysis needs it, and its records cost. */
   const char *kinds = getenv("INFERSCOPE_CUPTI_KINDS");
-  if (!kinds || !*kinds) kinds = "kernel,memcpy,memset,overhead";
+  if (!kinds || !*kinds) kinds = "kernel,memcpy,memset";
   if (strstr(kinds, "kernel")) ENABLE_KIND(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (strstr(kinds, "memcpy")) ENABLE_KIND(CUPTI_ACTIVITY_KIND_MEMCPY);
   if (strstr(kinds, "memset")) ENABLE_KIND(CUPTI_ACTIVITY_KIND_MEMSET);
@@ -624,7 +755,11 @@ EXPORT int inferscope_cupti_stop(void) {
   pthread_mutex_lock(&g_start_mu);
   if (!g_started || g_stopped) { pthread_mutex_unlock(&g_start_mu); return 0; }
   g_stopped = 1;
+  pthread_mutex_lock(&g_launch_mu);
+  if (g_sub && g_launch_on && g_launch_mode == LAUNCH_SAMPLE) emit_window(g_win_start, mono_ns(), 0);
+  g_launch_on = 0;
   if (g_sub) { cuptiUnsubscribe(g_sub); g_sub = NULL; }
+  pthread_mutex_unlock(&g_launch_mu);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);

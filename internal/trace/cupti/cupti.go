@@ -39,11 +39,12 @@ const (
 	recAPI      = 8
 	recDropped  = 9
 	recEnd      = 10
+	recWindow   = 11
 )
 
 // minimum sizes of each record type (header included)
 var minSize = map[uint16]uint32{recClock: 40, recString: 16, recKernel: 80, recMemcpy: 56, recMemset: 56,
-	recSync: 48, recOverhead: 48, recAPI: 48, recDropped: 40, recEnd: 24}
+	recSync: 48, recOverhead: 48, recAPI: 48, recDropped: 40, recEnd: 24, recWindow: 24}
 
 const maxRecord = 16 << 20 // a STRING never exceeds 1 MB; anything larger is corruption
 
@@ -111,10 +112,20 @@ type Recording struct {
 	Truncated   bool
 	TruncatedAt int64
 	Bytes       int64
+	// LaunchWindows are the CLOCK_MONOTONIC intervals in which launch
+	// callbacks were on when the collector sampled them; nil when it
+	// recorded every launch (or none). LaunchCoverage is the share of the
+	// recording they cover, 0..1 (1 when not sampled).
+	LaunchWindows  []Window
+	LaunchCoverage float64
 }
 
+// Window is a CLOCK_MONOTONIC interval [Start, End).
+type Window struct{ Start, End int64 }
+
 var typeNames = map[uint16]string{recClock: "clock", recString: "string", recKernel: "kernel", recMemcpy: "memcpy",
-	recMemset: "memset", recSync: "sync", recOverhead: "overhead", recAPI: "api", recDropped: "dropped", recEnd: "end"}
+	recMemset: "memset", recSync: "sync", recOverhead: "overhead", recAPI: "api", recDropped: "dropped", recEnd: "end",
+	recWindow: "launch_window"}
 
 // ErrFormat is returned (wrapped) for a file that is not a CUPTI recording.
 var ErrFormat = errors.New("not an InferScope CUPTI recording")
@@ -158,7 +169,7 @@ func Read(r io.Reader) (*Recording, error) {
 		return rec, nil
 	}
 	off = hsize
-	d := decoder{rec: rec, ctxDevice: map[uint32]int64{}}
+	d := decoder{rec: rec, ctxDevice: map[uint32]int64{}, toEnd: math.MaxInt64}
 	var rh [8]byte
 	buf := make([]byte, 256)
 	for {
@@ -213,6 +224,8 @@ type decoder struct {
 	syncs     []int // indexes of sync events whose device is taken from the context
 	syncCtx   []uint32
 	gpu       []int // indexes of events on the CUPTI clock
+	sampled   bool  // a launch-window record was read
+	toEnd     int64 // start of a launch window that lasted to the end; MaxInt64: none
 }
 
 func u64(b []byte, o int) int64  { return int64(binary.LittleEndian.Uint64(b[o:])) }
@@ -295,6 +308,14 @@ func (d *decoder) record(typ, flags uint16, b []byte) bool {
 		r.Dropped = Dropped{CUPTI: u64(b, 8), Callback: u64(b, 16), BuffersRefused: u64(b, 24)}
 	case recEnd:
 		r.Clean = true
+	case recWindow:
+		w := Window{Start: u64(b, 8), End: u64(b, 16)}
+		d.sampled = true
+		if flags&1 != 0 { // launch callbacks stayed on from Start to the end
+			d.toEnd = min(d.toEnd, w.Start)
+		} else if w.End > w.Start {
+			r.LaunchWindows = append(r.LaunchWindows, w)
+		}
 	}
 	return true
 }
@@ -326,6 +347,35 @@ func (d *decoder) finish() {
 		end := r.Clock.ToMono(e.Ts + e.Dur)
 		e.Ts = r.Clock.ToMono(e.Ts)
 		e.Dur = max(0, end-e.Ts)
+	}
+	d.launchCoverage()
+}
+
+// launchCoverage closes a window that lasted to the end at the last time
+// the recording saw, and measures the share of the recording the windows
+// cover. A recording with no window records had every launch recorded.
+func (d *decoder) launchCoverage() {
+	r := d.rec
+	r.LaunchCoverage = 1
+	if !d.sampled {
+		return
+	}
+	last := r.StartMono
+	for _, e := range r.Events {
+		last = max(last, e.End())
+	}
+	for _, p := range r.Sync {
+		last = max(last, p.MonoAfter)
+	}
+	if d.toEnd != math.MaxInt64 && last > d.toEnd {
+		r.LaunchWindows = append(r.LaunchWindows, Window{Start: d.toEnd, End: last})
+	}
+	var on int64
+	for _, w := range r.LaunchWindows {
+		on += max(0, min(w.End, last)-max(w.Start, r.StartMono))
+	}
+	if span := last - r.StartMono; span > 0 {
+		r.LaunchCoverage = min(1, float64(on)/float64(span))
 	}
 }
 
