@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <cupti.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -43,7 +44,7 @@ enum {
 };
 enum { WINDOW_FLAG_TO_END = 1 }; /* launch callbacks stay on from start_mono to the end */
 enum { API_LAUNCH = 1, API_SYNC = 2, API_MEMCPY = 3 };
-enum { API_FLAG_NESTED = 1 };
+enum { API_FLAG_NESTED = 1, API_FLAG_CUPTI_CLOCK = 2 };
 
 #pragma pack(push, 1)
 typedef struct { uint16_t type, flags; uint32_t size; } rec_hdr;
@@ -131,7 +132,7 @@ static int g_nkinds;
  * analysis only needs a sample of launch-to-start delays and launch costs.
  * A second launching thread ends sampling (per-thread attribution of GPU
  * work needs every launch). g_launch_mu orders toggles against pause/stop. */
-enum { LAUNCH_OFF = 0, LAUNCH_ALL = 1, LAUNCH_SAMPLE = 2 };
+enum { LAUNCH_OFF = 0, LAUNCH_ALL = 1, LAUNCH_SAMPLE = 2, LAUNCH_ACTIVITY = 3 };
 static _Atomic int g_launch_mode = LAUNCH_SAMPLE;
 static uint64_t g_win_ns = 20000000ull, g_period_ns = 200000000ull;
 static int g_launch_on;            /* launch callbacks enabled now */
@@ -335,6 +336,21 @@ static void encode_activity(CUpti_Activity *a) {
     r.start = o->start; r.end = o->end;
     r.overhead_kind = (uint32_t)o->overheadKind; r.object_kind = (uint32_t)o->objectKind;
     memcpy(r.id, &o->objectId, sizeof r.id < sizeof o->objectId ? sizeof r.id : sizeof o->objectId);
+    EMIT(r);
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_RUNTIME:
+  case CUPTI_ACTIVITY_KIND_DRIVER: { /* LAUNCH_ACTIVITY: launch calls as activity records */
+    CUpti_ActivityAPI *x = (CUpti_ActivityAPI *)a;
+    int di = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 0 : 1;
+    if (x->cbid >= (uint32_t)g_cb_n[di]) break;
+    PUT(rec_api, r);
+    r.h.type = REC_API;
+    r.h.flags = API_FLAG_CUPTI_CLOCK;
+    r.start_mono = x->start; r.end_mono = x->end;
+    r.corr = x->correlationId; r.tid = x->threadId;
+    r.name = g_cb_name[di][x->cbid]; r.cbid = x->cbid;
+    r.domain = (uint8_t)k_doms[di]; r.kind = g_cb_kind[di][x->cbid];
     EMIT(r);
     break;
   }
@@ -619,6 +635,7 @@ static void parse_launch_env(void) {
   const char *m = getenv("INFERSCOPE_CUPTI_LAUNCH");
   if (m && (!strcmp(m, "0") || !strcmp(m, "off"))) g_launch_mode = LAUNCH_OFF;
   else if (m && (!strcmp(m, "1") || !strcmp(m, "all"))) g_launch_mode = LAUNCH_ALL;
+  else if (m && !strcmp(m, "activity")) g_launch_mode = LAUNCH_ACTIVITY;
   const char *w = getenv("INFERSCOPE_CUPTI_LAUNCH_SAMPLE"); /* ON_MS/PERIOD_MS */
   unsigned on = 0, period = 0;
   if (w && sscanf(w, "%u/%u", &on, &period) == 2 && on > 0 && period > on) {
@@ -628,6 +645,19 @@ static void parse_launch_env(void) {
     fprintf(stderr, "inferscope-cupti: INFERSCOPE_CUPTI_LAUNCH_SAMPLE=%s: want ON_MS/PERIOD_MS with ON < PERIOD; using %llu/%llu\n",
             w, (unsigned long long)(g_win_ns / 1000000), (unsigned long long)(g_period_ns / 1000000));
   }
+}
+
+/* Experimental (INFERSCOPE_CUPTI_LAUNCH=activity): launch calls recorded
+ * by CUPTI as RUNTIME/DRIVER activity for those call ids only
+ * (cuptiActivityEnable{Runtime,Driver}Api, CUPTI >= 12.x, looked up at run
+ * time so older CUPTI still loads the library), instead of by callbacks. */
+static int enable_api_activity(int d, CUpti_CallbackId id) {
+  typedef CUptiResult (*fn_t)(CUpti_CallbackId, uint8_t);
+  fn_t fn = (fn_t)dlsym(RTLD_DEFAULT, d == 0 ? "cuptiActivityEnableRuntimeApi" : "cuptiActivityEnableDriverApi");
+  if (!fn) return 0;
+  CUptiResult r = fn(id, 1);
+  if (r != CUPTI_SUCCESS) { warnx_("cuptiActivityEnable*Api", r); return 0; }
+  return 1;
 }
 
 static int setup_callbacks(void) {
@@ -651,7 +681,9 @@ static int setup_callbacks(void) {
       if (!k) continue;
       /* sampled launch callbacks are enabled by the first window (launch_tick) */
       int now_on = k != API_LAUNCH || g_launch_mode == LAUNCH_ALL;
-      if (cuptiEnableCallback(now_on, g_sub, k_doms[d], (CUpti_CallbackId)id) != CUPTI_SUCCESS) continue;
+      if (k == API_LAUNCH && g_launch_mode == LAUNCH_ACTIVITY) {
+        if (!enable_api_activity(d, (CUpti_CallbackId)id)) continue;
+      } else if (cuptiEnableCallback(now_on, g_sub, k_doms[d], (CUpti_CallbackId)id) != CUPTI_SUCCESS) continue;
       g_cb_kind[d][id] = k;
       g_cb_name[d][id] = atomic_fetch_add(&g_next_string, 1);
       out_string(g_cb_name[d][id], b, strlen(b)); /* writer not started yet: direct */

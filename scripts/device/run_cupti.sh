@@ -7,6 +7,8 @@
 #             collector+spans, each alone, and CUPTI component ablations
 #   checks    doctor, the default collector choice, a plain CUDA program, the
 #             clock handshake, a SIGKILLed run; small raw recordings kept
+#   ablate:W:N[:BLOCKS]  what each part of the collector costs on workload W
+#             (N iterations per block; ONLY="floor default" limits the configs)
 #   bench:S   interleaved fresh-process rounds on scenario S (bench_overhead.py),
 #             BUDGET seconds (env, default 500)
 # Results go to $OUT as a few small files (reports.tgz, raw.tgz, inproc.jsonl,
@@ -110,6 +112,23 @@ floor() { # in-process: the full collector vs CUPTI kernel records alone (the fl
   done
 }
 
+# What each part of the collector costs, in-process paired on/off, pinned:
+# the CUPTI kernel-record floor, + memcpy/memset records, + sync/memcpy
+# callbacks, + sampled launch callbacks (the default), + every launch, and
+# the previous default (every launch + OVERHEAD records).
+ablate() {
+  local lib=$(cupti_lib) w=$1 n=$2 blocks=${3:-40}
+  local -a cfgs=("floor:INFERSCOPE_CUPTI_CALLBACKS=0 INFERSCOPE_CUPTI_KINDS=kernel"
+    "records:INFERSCOPE_CUPTI_CALLBACKS=0" "sync-cb:INFERSCOPE_CUPTI_LAUNCH=0" "default:"
+    "launch-all:INFERSCOPE_CUPTI_LAUNCH=all" "launch-activity:INFERSCOPE_CUPTI_LAUNCH=activity" "old-default:INFERSCOPE_CUPTI_LAUNCH=all INFERSCOPE_CUPTI_KINDS=kernel,memcpy,memset,overhead")
+  for c in "${cfgs[@]}"; do
+    [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" ${c%%:*} "* ]] && continue
+    env ${c#*:} taskset -c 4-7 timeout 200 python3 scripts/bench_inproc.py "$w" --lib "$lib" --iters "$n" --blocks "$blocks" --settle 0.02 --toggle cupti 2>"$W/abl.err" |
+      sed "s/^{/{\"tag\": \"${c%%:*}\", /" >>"$OUT/ablate.jsonl" || tail -3 "$W/abl.err"
+    tail -1 "$OUT/ablate.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); r=d["recording"]["records"]; print(d["tag"], d["workload"], "on", d["on_median_ms"], "off", d["off_median_ms"], "added", d["added_pct"], "iqr", d["paired_ratio_iqr"], "ci", d.get("paired_ratio_ci95"), "api", r.get("api", 0), "win", r.get("launch_window", r.get(11, 0)), "drops", d["recording"]["dropped"])' 2>/dev/null || tail -3 "$W/abl.err"
+  done
+}
+
 bench() { python3 scripts/bench_overhead.py "$1" --rounds 30 --budget-s "${BUDGET:-500}" --every torch:3,profiler:3 --pin 4-7 --out "$OUT/bench_$1.json" 2>&1 | tail -3 | cut -c1-300; }
 
 for s in "$@"; do
@@ -118,6 +137,7 @@ for s in "$@"; do
     inproc) inproc ;;
     checks) checks ;;
     floor:*) IFS=, read -ra ws <<<"${s#floor:}"; floor "${ws[@]}" ;;
+    ablate:*) IFS=: read -r _ w n b <<<"$s"; ablate "$w" "$n" "$b" ;;
     bench:*) bench "${s#bench:}" ;;
   esac
 done
