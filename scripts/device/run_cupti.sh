@@ -9,8 +9,12 @@
 #             clock handshake, a SIGKILLed run; small raw recordings kept
 #   bench:S   interleaved fresh-process rounds on scenario S (bench_overhead.py),
 #             BUDGET seconds (env, default 500)
+#   floor:W:N,...      in-process: full collector vs CUPTI kernel records alone
+#   torcharms:W:N,...  in-process rotated rounds of bare, `--collector torch`
+#             and plain torch.profiler (bench_inproc.py --arms torch), N
+#             iterations per block of workload W
 # Results go to $OUT as a few small files (reports.tgz, raw.tgz, inproc.jsonl,
-# bench_S.json).   bash scripts/device/run_cupti.sh validate inproc
+# torcharms.jsonl, bench_S.json).   bash scripts/device/run_cupti.sh validate inproc
 set -u
 cd "$(dirname "$0")/../.."
 W=$(mktemp -d)
@@ -110,6 +114,14 @@ floor() { # in-process: the full collector vs CUPTI kernel records alone (the fl
   done
 }
 
+torcharms() { # no native library in these processes: Kineto and it are both CUPTI clients
+  for w in "$@"; do
+    timeout 300 python3 scripts/bench_inproc.py "${w%%:*}" --arms torch --iters "${w##*:}" --blocks 30 --pin 4-7 2>"$W/torcharms.err" | grep '^{' >>"$OUT/torcharms.jsonl" &&
+      tail -1 "$OUT/torcharms.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["workload"], d["rounds"], "rounds, bare", d["bare_median_ms"], *("%s %s %+.2f%% ci %s" % (k, v["median_ms"], v["added_pct"], v["paired_ratio_ci95"]) for k, v in d["arms"].items()), "spans", d["recording"]["spans"])' ||
+      tail -3 "$W/torcharms.err"
+  done
+}
+
 bench() { python3 scripts/bench_overhead.py "$1" --rounds 30 --budget-s "${BUDGET:-500}" --every torch:3,profiler:3 --pin 4-7 --out "$OUT/bench_$1.json" 2>&1 | tail -3 | cut -c1-300; }
 
 for s in "$@"; do
@@ -118,6 +130,7 @@ for s in "$@"; do
     inproc) inproc ;;
     checks) checks ;;
     floor:*) IFS=, read -ra ws <<<"${s#floor:}"; floor "${ws[@]}" ;;
+    torcharms:*) IFS=, read -ra ws <<<"${s#torcharms:}"; torcharms "${ws[@]}" ;;
     bench:*) bench "${s#bench:}" ;;
   esac
 done
