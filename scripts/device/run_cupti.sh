@@ -11,8 +11,12 @@
 #             (N iterations per block; ONLY="floor default" limits the configs)
 #   bench:S   interleaved fresh-process rounds on scenario S (bench_overhead.py),
 #             BUDGET seconds (env, default 500)
+#   floor:W:N,...      in-process: full collector vs CUPTI kernel records alone
+#   torcharms:W:N,...  in-process rotated rounds of bare, `--collector torch`
+#             and plain torch.profiler (bench_inproc.py --arms torch), N
+#             iterations per block of workload W
 # Results go to $OUT as a few small files (reports.tgz, raw.tgz, inproc.jsonl,
-# bench_S.json).   bash scripts/device/run_cupti.sh validate inproc
+# torcharms.jsonl, bench_S.json).   bash scripts/device/run_cupti.sh validate inproc
 set -u
 cd "$(dirname "$0")/../.."
 W=$(mktemp -d)
@@ -123,9 +127,17 @@ ablate() {
     "launch-all:INFERSCOPE_CUPTI_LAUNCH=all" "launch-activity:INFERSCOPE_CUPTI_LAUNCH=activity" "old-default:INFERSCOPE_CUPTI_LAUNCH=all INFERSCOPE_CUPTI_KINDS=kernel,memcpy,memset,overhead")
   for c in "${cfgs[@]}"; do
     [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" ${c%%:*} "* ]] && continue
-    env ${c#*:} taskset -c 4-7 timeout 200 python3 scripts/bench_inproc.py "$w" --lib "$lib" --iters "$n" --blocks "$blocks" --settle 0.02 --toggle cupti 2>"$W/abl.err" |
+    env ${c#*:} timeout 200 python3 scripts/bench_inproc.py "$w" --lib "$lib" --iters "$n" --blocks "$blocks" --settle 0.02 --toggle cupti --pin 4-7 2>"$W/abl.err" |
       sed "s/^{/{\"tag\": \"${c%%:*}\", /" >>"$OUT/ablate.jsonl" || tail -3 "$W/abl.err"
-    tail -1 "$OUT/ablate.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); r=d["recording"]["records"]; print(d["tag"], d["workload"], "on", d["on_median_ms"], "off", d["off_median_ms"], "added", d["added_pct"], "iqr", d["paired_ratio_iqr"], "ci", d.get("paired_ratio_ci95"), "api", r.get("api", 0), "win", r.get("launch_window", r.get(11, 0)), "drops", d["recording"]["dropped"])' 2>/dev/null || tail -3 "$W/abl.err"
+    tail -1 "$OUT/ablate.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); r=d["recording"]["records"]; print(d["tag"], d["workload"], "on", d["on_median_ms"], "off", d["off_median_ms"], "added", d["added_pct"], "iqr", d["paired_ratio_iqr"], "ci", d.get("paired_ratio_ci95"), "api", r.get("api", 0), "win", r.get("launch_window", 0), "drops", d["recording"]["dropped"])' 2>/dev/null || tail -3 "$W/abl.err"
+  done
+}
+
+torcharms() { # no native library in these processes: Kineto and it are both CUPTI clients
+  for w in "$@"; do
+    timeout 300 python3 scripts/bench_inproc.py "${w%%:*}" --arms torch --iters "${w##*:}" --blocks "${TBLOCKS:-45}" --pin 4-7 2>"$W/torcharms.err" | grep '^{' >>"$OUT/torcharms.jsonl" &&
+      tail -1 "$OUT/torcharms.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["workload"], d["rounds"], "rounds, bare", d["bare_median_ms"], *("%s %s %+.2f%% ci %s" % (k, v["median_ms"], v["added_pct"], v["paired_ratio_ci95"]) for k, v in d["arms"].items()), "spans", d["recording"]["spans"])' ||
+      tail -3 "$W/torcharms.err"
   done
 }
 
@@ -138,6 +150,7 @@ for s in "$@"; do
     checks) checks ;;
     floor:*) IFS=, read -ra ws <<<"${s#floor:}"; floor "${ws[@]}" ;;
     ablate:*) IFS=: read -r _ w n b <<<"$s"; ablate "$w" "$n" "$b" ;;
+    torcharms:*) IFS=, read -ra ws <<<"${s#torcharms:}"; torcharms "${ws[@]}" ;;
     bench:*) bench "${s#bench:}" ;;
   esac
 done
