@@ -293,6 +293,9 @@ def main():
                     help="--arms native: what a block turns on: the CUPTI collector, the automatic Python spans, "
                          "or both (spans/both: every iteration runs in inferscope.scope() in both arms)")
     ap.add_argument("--pin", metavar="CPUS", help="run on these CPUs (4-7, 4,5,6,7), set before torch starts threads")
+    ap.add_argument("--pre-blocks", type=int, default=0,
+                    help="--arms native: blocks run before the library starts, to check that a paused "
+                         "collector costs what an unstarted one does (not interleaved: drift shows too)")
     ap.add_argument("--raw-dir")
     ap.add_argument("--out")
     a = ap.parse_args()
@@ -322,6 +325,19 @@ def main():
     raw = a.raw_dir or tempfile.mkdtemp(prefix="inferscope-inproc-")
     os.makedirs(raw, exist_ok=True)
     order, ref = MODES[a.arms]
+
+    def time_iters(it):
+        lat, t = [], time.perf_counter_ns()
+        for _ in range(a.iters):
+            it()
+            now = time.perf_counter_ns()
+            lat.append(now - t)
+            t = now
+        return lat
+
+    unstarted = []
+    for _ in range(a.pre_blocks if a.arms == "native" else 0):
+        unstarted += time_iters(lambda: (step(), sync()))
     if a.arms == "native":
         arms, done = native_arms(a, step, sync, raw)
     else:
@@ -332,12 +348,7 @@ def main():
         enter()
         sync()
         time.sleep(a.settle)  # the native writer thread drains the previous block's records
-        lat, t = [], time.perf_counter_ns()
-        for _ in range(a.iters):
-            it()
-            now = time.perf_counter_ns()
-            lat.append(now - t)
-            t = now
+        lat = time_iters(it)
         if leave:
             leave()
         return lat
@@ -369,6 +380,8 @@ def main():
             "kernels_recorded": kernels, "on_iterations": on_iters,
             "kernels_per_on_iteration": round(kernels / on_iters, 1), "recording": recording, "raw_dir": raw,
         })
+        if unstarted:
+            out["unstarted_median_ms"] = round(statistics.median(unstarted) / 1e6, 4)
     else:
         out.update({
             "torch": torch.__version__, "order": list(order), "bare_median_ms": round(ms[ref], 4),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU-machine runs for the native collector. Sections, any order:
-#   validate  the eight workloads under the native and the torch collector
+#   validate  the eight workloads under the native and the torch collector (COLLS="cupti" for one)
 #             (JSON + Markdown reports to compare), a plain CUDA program and
 #             the clock handshake through CUDA_INJECTION64_PATH, a SIGKILLed run
 #   inproc    in-process paired on/off overhead (scripts/bench_inproc.py):
@@ -56,7 +56,7 @@ cupti_lib() { $IS doctor --build --json | python3 -c 'import json,sys; print(jso
 
 validate() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-  for coll in cupti torch; do
+  for coll in ${COLLS:-cupti torch}; do
     run $coll llm python3 workloads/scenarios.py llm --iters 3
     run $coll cnn python3 workloads/scenarios.py cnn --iters 20
     run $coll embedding python3 workloads/scenarios.py embedding --iters 20
@@ -127,9 +127,9 @@ ablate() {
     "launch-all:INFERSCOPE_CUPTI_LAUNCH=all" "launch-activity:INFERSCOPE_CUPTI_LAUNCH=activity" "old-default:INFERSCOPE_CUPTI_LAUNCH=all INFERSCOPE_CUPTI_KINDS=kernel,memcpy,memset,overhead")
   for c in "${cfgs[@]}"; do
     [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" ${c%%:*} "* ]] && continue
-    env ${c#*:} timeout 200 python3 scripts/bench_inproc.py "$w" --lib "$lib" --iters "$n" --blocks "$blocks" --settle 0.02 --toggle cupti --pin 4-7 2>"$W/abl.err" |
-      sed "s/^{/{\"tag\": \"${c%%:*}\", /" >>"$OUT/ablate.jsonl" || tail -3 "$W/abl.err"
-    tail -1 "$OUT/ablate.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); r=d["recording"]["records"]; print(d["tag"], d["workload"], "on", d["on_median_ms"], "off", d["off_median_ms"], "added", d["added_pct"], "iqr", d["paired_ratio_iqr"], "ci", d.get("paired_ratio_ci95"), "api", r.get("api", 0), "win", r.get("launch_window", 0), "drops", d["recording"]["dropped"])' 2>/dev/null || tail -3 "$W/abl.err"
+    env ${c#*:} timeout 200 python3 scripts/bench_inproc.py "$w" --lib "$lib" --iters "$n" --blocks "$blocks" --settle 0.02 --toggle cupti --pin 4-7 --pre-blocks 4 2>"$W/abl.err" |
+      sed "s/^{/{\"tag\": \"${c%%:*}\", /" | grep "^{" >>"$OUT/ablate.jsonl" || tail -3 "$W/abl.err"
+    tail -1 "$OUT/ablate.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); r=d["recording"]["records"]; print(d["tag"], d["workload"], "on", d["on_median_ms"], "off", d["off_median_ms"], "added", d["added_pct"], "iqr", d["paired_ratio_iqr"], "ci", d.get("paired_ratio_ci95"), "unstarted", d.get("unstarted_median_ms"), "api", r.get("api", 0), "win", r.get("launch_window", 0), "drops", d["recording"]["dropped"])' 2>/dev/null || tail -3 "$W/abl.err"
   done
 }
 
