@@ -134,8 +134,16 @@ func (x *analyzer) instance(s timeline.Scope, k int, f *facts, record bool) (att
 		}
 	}
 	cpu := cpuSegments(x.tl, in, x.calls, nil)
-	resolveGaps(cpu, int64(x.opt.GapThreshold))
 	work := x.work.overlapping(x.tl, in.Start, in.End, only, nil)
+	var brk []bool
+	if x.tl.Meta.LaunchSampledPct > 0 {
+		starts := make([]int64, len(work))
+		for j, i := range work {
+			starts[j] = x.tl.Events[i].Ts
+		}
+		cpu, brk = splitAtStarts(cpu, starts)
+	}
+	resolveGaps(cpu, int64(x.opt.GapThreshold), brk)
 	classes := make([]gpuClass, len(work))
 	for j, i := range work {
 		classes[j] = x.classOf(&x.tl.Events[i])

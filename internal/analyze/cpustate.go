@@ -180,8 +180,9 @@ func cpuSegments(tl *timeline.Timeline, in timeline.Instance, calls callKinds, o
 
 // resolveGaps decides what bare scope time (lblRoot) was: a long stretch of
 // host code with no framework op is CPU-side work such as preprocessing; a
-// short one between ops is Python glue of the framework.
-func resolveGaps(segs []cpuSeg, threshold int64) {
+// short one between ops is Python glue of the framework. brk[k] (nil: none)
+// ends a stretch before segment k (see splitAtStarts).
+func resolveGaps(segs []cpuSeg, threshold int64, brk []bool) {
 	for i := 0; i < len(segs); {
 		if segs[i].label != lblRoot {
 			i++
@@ -189,7 +190,7 @@ func resolveGaps(segs []cpuSeg, threshold int64) {
 		}
 		j := i
 		var total int64
-		for j < len(segs) && segs[j].label == lblRoot {
+		for j < len(segs) && segs[j].label == lblRoot && (j == i || brk == nil || !brk[j]) {
 			total += segs[j].end - segs[j].start
 			j++
 		}
@@ -202,4 +203,31 @@ func resolveGaps(segs []cpuSeg, threshold int64) {
 		}
 		i = j
 	}
+}
+
+// splitAtStarts cuts bare scope time (lblRoot) at the times GPU work
+// started (sorted), and marks the pieces that begin at one. With launch calls
+// sampled, most launches leave no CPU-side record, and a stretch of "host code
+// with no op" would swallow a launch loop whole; a kernel starting is the sign
+// left that the CPU launched it just before, so no stretch spans one.
+func splitAtStarts(segs []cpuSeg, starts []int64) ([]cpuSeg, []bool) {
+	out := make([]cpuSeg, 0, len(segs)+len(starts))
+	brk := make([]bool, 0, cap(out))
+	k := 0
+	for _, s := range segs {
+		cut := false // s begins where GPU work started
+		if s.label == lblRoot {
+			for ; k < len(starts) && starts[k] < s.end; k++ {
+				if starts[k] <= s.start {
+					continue
+				}
+				p := s
+				p.end = starts[k]
+				out, brk = append(out, p), append(brk, cut)
+				s.start, cut = starts[k], true
+			}
+		}
+		out, brk = append(out, s), append(brk, cut)
+	}
+	return out, brk
 }

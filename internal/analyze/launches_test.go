@@ -58,3 +58,33 @@ func TestLaunchMetrics(t *testing.T) {
 		})
 	}
 }
+
+// A launch loop whose launch calls went unrecorded (sampled away) is one long
+// stretch of "host code with no op" on the CPU side. The kernels starting
+// through it show the CPU was launching: framework overhead, not
+// preprocessing. A real 2 ms stretch with no kernel is still preprocessing.
+func TestSampledLaunchLoopIsNotPreprocessing(t *testing.T) {
+	evs := []trace.Event{scope("step", 1, 0, 5000)}
+	// 0–2000 µs: no GPU work (tokenizing, say); 2000–5000 µs: a kernel of
+	// 2 µs every 15 µs, no launch call recorded.
+	for ts := int64(2010); ts < 5000; ts += 15 {
+		evs = append(evs, kernel("elementwise_kernel", ts, 2, ts))
+	}
+	tr := &trace.Trace{Events: evs}
+	tr.Meta.LaunchSampledPct = 10
+	r, err := analyze.Analyze(timeline.Build(tr), analyze.Options{Warmup: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[analyze.Category]float64{}
+	for _, s := range r.Breakdown {
+		got[analyze.Category(s.Category)] = s.Ms * 1000
+	}
+	// 2000 µs before the first kernel (plus the 10 µs to it, in one stretch).
+	if p := got[analyze.CatPreprocess]; p < 1990 || p > 2020 {
+		t.Errorf("preprocessing %.0f µs, want ~2010 (the stretch with no GPU work); breakdown %v", p, got)
+	}
+	if f := got[analyze.CatFramework]; f < 2500 {
+		t.Errorf("framework overhead %.0f µs, want ≥ 2500 (the launch loop between kernels); breakdown %v", f, got)
+	}
+}

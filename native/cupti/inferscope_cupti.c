@@ -3,7 +3,7 @@
  * Activity API: CONCURRENT_KERNEL, MEMCPY, MEMSET (SYNCHRONIZATION, OVERHEAD
  * opt-in; never RUNTIME/DRIVER activity: it doubles small-kernel latency).
  * Callback API: entry/exit of a few CPU-side calls (synchronising calls,
- * memcpys, and kernel launches in sampled windows) stamped with CLOCK_MONOTONIC.
+ * memcpys, and the first launches of every period) stamped with CLOCK_MONOTONIC.
  * Output: $INFERSCOPE_RAW_DIR/cupti-<pid>.bin, format in FORMAT.md.
  *
  * Load with CUDA_INJECTION64_PATH=libinferscope_cupti.so (InitializeInjection)
@@ -126,7 +126,8 @@ static CUpti_ActivityKind g_kinds[8];
 static int g_nkinds;
 
 /* Launch callbacks: off, on for the whole run, or sampled: on for
- * g_win_ns out of every g_period_ns, toggled by the writer thread. Each
+ * every period (g_period_ns) until g_budget launch calls are recorded, then
+ * off until the next period; toggled by the writer thread. Each
  * launch callback pair costs ~0.3-0.5 µs of CPU on top of CUPTI's own
  * ~1 µs kernel record, so launch-bound loops pay it on every kernel; the
  * analysis only needs a sample of launch-to-start delays and launch costs.
@@ -134,7 +135,9 @@ static int g_nkinds;
  * work needs every launch). g_launch_mu orders toggles against pause/stop. */
 enum { LAUNCH_OFF = 0, LAUNCH_ALL = 1, LAUNCH_SAMPLE = 2, LAUNCH_ACTIVITY = 3 };
 static _Atomic int g_launch_mode = LAUNCH_SAMPLE;
-static uint64_t g_win_ns = 20000000ull, g_period_ns = 200000000ull;
+static uint64_t g_period_ns = 200000000ull;
+static unsigned g_budget = 500;    /* launch calls recorded per period at most */
+static atomic_uint g_launch_count; /* launch calls recorded this period */
 static int g_launch_on;            /* launch callbacks enabled now */
 static uint64_t g_win_start;       /* mono ns the current window opened */
 static atomic_int g_launch_tid;    /* first thread seen launching */
@@ -450,13 +453,22 @@ static void cb_emit(const void *rec, size_t n) {
 static void launch_enable_locked(uint32_t on);
 static uint64_t launch_tick(uint64_t now);
 
+/* Wake the writer now (the launch budget is spent); once per period. */
+static int g_kick;
+static void kick_writer(void) {
+  pthread_mutex_lock(&g_q_mu);
+  g_kick = 1;
+  pthread_cond_signal(&g_q_cv);
+  pthread_mutex_unlock(&g_q_mu);
+}
+
 static void *writer_main(void *arg) {
   (void)arg;
   uint64_t last_cb = mono_ns(), last_clock = last_cb, last_flush = last_cb;
   uint64_t last_drop_sum = 0, next_tick = launch_tick(last_cb);
   for (;;) {
     pthread_mutex_lock(&g_q_mu);
-    if (!g_qlen && !g_q_stop) {
+    if (!g_qlen && !g_q_stop && !g_kick) {
       /* Sleep until the next launch-window edge or 100 ms. The condvar
        * waits on CLOCK_REALTIME: convert the relative wait. */
       uint64_t wait = 100000000ull, t = mono_ns();
@@ -468,14 +480,15 @@ static void *writer_main(void *arg) {
       while (dl.tv_nsec >= 1000000000L) { dl.tv_sec++; dl.tv_nsec -= 1000000000L; }
       if (wait) pthread_cond_timedwait(&g_q_cv, &g_q_mu, &dl);
     }
-    int stop = g_q_stop && !g_qlen;
+    int stop = g_q_stop && !g_qlen, kick = g_kick;
+    g_kick = 0;
     item it = {0};
     int have = 0;
     if (g_qlen) { it = g_q[g_qhead]; g_qhead = (g_qhead + 1) % g_qcap; g_qlen--; have = 1; }
     pthread_mutex_unlock(&g_q_mu);
     if (have) process(it);
     uint64_t now = mono_ns();
-    if (!stop && now >= next_tick) next_tick = launch_tick(now);
+    if (!stop && (kick || now >= next_tick)) next_tick = launch_tick(now);
     if (now - last_cb > 200000000ull) { /* callback records reach the file within ~200 ms */
       pthread_mutex_lock(&g_cb_mu);
       if (g_cb_cur && g_cb_used) cb_rotate_locked();
@@ -553,8 +566,9 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
   uint8_t kind = g_cb_kind[di][cbid];
   if (kind == API_LAUNCH && g_launch_mode == LAUNCH_SAMPLE && !nested) {
     int me = (int)tid(), zero = 0;
-    if (!atomic_compare_exchange_strong(&g_launch_tid, &zero, me) && zero != me)
-      atomic_store(&g_second_thread, 1);
+    if (!atomic_compare_exchange_strong(&g_launch_tid, &zero, me) && zero != me && !atomic_exchange(&g_second_thread, 1))
+      kick_writer();
+    if (atomic_fetch_add(&g_launch_count, 1) + 1 == g_budget) kick_writer();
   }
   if (nested) g_nested_diag++;
   rec_api r;
@@ -603,8 +617,10 @@ static void window_close_locked(uint64_t now) {
   emit_window(g_win_start, now, 0);
 }
 
-/* Open or close the sampling window due at `now`; returns when to call
- * again. Runs on the writer thread. */
+/* At each period boundary reopen the window (if the budget closed it) and
+ * reset the count; close it when the budget is spent. Returns when to call
+ * again (the writer is also kicked when the budget runs out). Runs on the
+ * writer thread. */
 static uint64_t launch_tick(uint64_t now) {
   uint64_t next = now + 100000000ull;
   pthread_mutex_lock(&g_launch_mu);
@@ -613,18 +629,14 @@ static uint64_t launch_tick(uint64_t now) {
       if (!g_launch_on) window_open_locked(now);
       emit_window(g_win_start, 0, WINDOW_FLAG_TO_END);
       g_launch_mode = LAUNCH_ALL;
-    } else if (g_launch_on) {
-      if (now >= g_win_start + g_win_ns) window_close_locked(now);
-      else next = g_win_start + g_win_ns;
-    }
-    if (g_launch_mode == LAUNCH_SAMPLE && !g_launch_on) {
+    } else {
+      if (g_launch_on && atomic_load(&g_launch_count) >= g_budget) window_close_locked(now);
       if (now >= g_next_open) {
-        window_open_locked(now);
         g_next_open = now + g_period_ns;
-        next = now + g_win_ns;
-      } else if (g_next_open < next) {
-        next = g_next_open;
+        atomic_store(&g_launch_count, 0);
+        if (!g_launch_on) window_open_locked(now);
       }
+      if (g_next_open < next) next = g_next_open;
     }
   }
   pthread_mutex_unlock(&g_launch_mu);
@@ -636,14 +648,14 @@ static void parse_launch_env(void) {
   if (m && (!strcmp(m, "0") || !strcmp(m, "off"))) g_launch_mode = LAUNCH_OFF;
   else if (m && (!strcmp(m, "1") || !strcmp(m, "all"))) g_launch_mode = LAUNCH_ALL;
   else if (m && !strcmp(m, "activity")) g_launch_mode = LAUNCH_ACTIVITY;
-  const char *w = getenv("INFERSCOPE_CUPTI_LAUNCH_SAMPLE"); /* ON_MS/PERIOD_MS */
-  unsigned on = 0, period = 0;
-  if (w && sscanf(w, "%u/%u", &on, &period) == 2 && on > 0 && period > on) {
-    g_win_ns = on * 1000000ull;
+  const char *w = getenv("INFERSCOPE_CUPTI_LAUNCH_SAMPLE"); /* CALLS/PERIOD_MS */
+  unsigned n = 0, period = 0;
+  if (w && sscanf(w, "%u/%u", &n, &period) == 2 && n > 0 && period > 0) {
+    g_budget = n;
     g_period_ns = period * 1000000ull;
   } else if (w && *w) {
-    fprintf(stderr, "inferscope-cupti: INFERSCOPE_CUPTI_LAUNCH_SAMPLE=%s: want ON_MS/PERIOD_MS with ON < PERIOD; using %llu/%llu\n",
-            w, (unsigned long long)(g_win_ns / 1000000), (unsigned long long)(g_period_ns / 1000000));
+    fprintf(stderr, "inferscope-cupti: INFERSCOPE_CUPTI_LAUNCH_SAMPLE=%s: want CALLS/PERIOD_MS (e.g. 500/200); using %u/%llu\n",
+            w, g_budget, (unsigned long long)(g_period_ns / 1000000));
   }
 }
 
