@@ -66,7 +66,7 @@ validate() {
   done
   natives
   tar czf "$OUT/reports.tgz" -C "$W" rep
-  tar czf "$OUT/raw.tgz" -C "$W" --exclude=raw/llm --exclude=raw/kill --exclude=raw/planted_tiny_kernels raw # 16 MB per file comes back
+  tar czf "$OUT/raw.tgz" -C "$W" --exclude=raw/llm --exclude=raw/kill raw # 16 MB per file comes back
   ls -la "$OUT"
 }
 
