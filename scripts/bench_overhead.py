@@ -10,6 +10,8 @@ gpu_bound | sync_in_loop ... (workloads/planted.py).
 Arms, each a fresh process per round, order rotated every round:
   bare      the workload, no inferscope importable
   native    inferscope run --collector cupti   (native CUPTI collector + spans)
+  floor     the same with CUPTI kernel records only (no callbacks, no
+            memcpy/memset records): what any CUPTI kernel tracer costs
   torch     inferscope run --collector torch   (torch.profiler collector + spans)
   spans     inferscope run --collector none    (automatic Python spans only)
   profiler  plain torch.profiler CPU+CUDA around the scopes, no inferscope
@@ -57,13 +59,15 @@ def one(arm, scenario, iters, tmp, pin):
     if arm in ("bare", "profiler"):
         cmd = child + [arm, res_path] + wl
     else:
-        coll = {"native": "cupti", "torch": "torch", "spans": "none"}[arm]
+        coll = {"native": "cupti", "floor": "cupti", "torch": "torch", "spans": "none"}[arm]
         cmd = [os.path.join(ROOT, "dist", "inferscope"), "run", "--collector", coll, "--output-dir", tmp,
                "--report", rep_path, "--"] + child + ["inferscope", res_path] + wl
     if pin:
         cmd = ["taskset", "-c", pin] + cmd
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    if arm == "floor":
+        env.update(INFERSCOPE_CUPTI_CALLBACKS="0", INFERSCOPE_CUPTI_KINDS="kernel")
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp)
     wall = time.time() - t0

@@ -141,7 +141,7 @@ torcharms() { # no native library in these processes: Kineto and it are both CUP
   done
 }
 
-bench() { python3 scripts/bench_overhead.py "$1" --rounds 30 --budget-s "${BUDGET:-500}" --every torch:3,profiler:3 --pin 4-7 --out "$OUT/bench_$1.json" 2>&1 | tail -3 | cut -c1-300; }
+bench() { python3 scripts/bench_overhead.py "$1" --rounds "${ROUNDS:-30}" --budget-s "${BUDGET:-500}" --arms "${ARMS:-bare,native,torch,profiler}" --every "${EVERY:-torch:3,profiler:3}" --pin 4-7 --out "$OUT/bench_$1.json" 2>&1 | tail -3 | cut -c1-300; }
 
 for s in "$@"; do
   case $s in
