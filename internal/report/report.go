@@ -65,6 +65,10 @@ func FormatFor(path string) string {
 
 // launchLine is the Details line on launches, shared by the formats.
 func launchLine(m analyze.Metrics) string {
+	if m.LaunchCallsSampled && m.LaunchCallsSeen == 0 {
+		return fmt.Sprintf("Launches: ~%d per iteration (one per kernel); launch calls sampled, none in the analysed iterations (run more iterations for per-call cost); median GPU idle gap %.1f µs",
+			m.LaunchCalls, m.GapMedianUs)
+	}
 	if m.LaunchCallsSampled {
 		return fmt.Sprintf("Launches: ~%d per iteration (one per kernel); launch calls sampled (%d seen): %.1f µs each on the CPU, launch → kernel start median %.1f µs; median GPU idle gap %.1f µs",
 			m.LaunchCalls, m.LaunchCallsSeen, m.LaunchCallMeanUs, m.LaunchDelayUs, m.GapMedianUs)
