@@ -15,10 +15,15 @@ func TestNativeRecordings(t *testing.T) {
 	tests := []struct {
 		dir, scope, class, top string
 		minKernels             int
+		sampled                bool // launch calls sampled (LAUNCH_WINDOW records)
 	}{
-		{"planted_sync_in_loop", "sync_in_loop", "sync-bound", "sync-in-loop", 200},
-		{"embedding", "embedding_inference", "launch-bound", "launch-bound", 100},
-		{"vecadd", "(whole trace)", "", "", 5},
+		{"planted_sync_in_loop", "sync_in_loop", "sync-bound", "sync-in-loop", 200, false},
+		{"embedding", "embedding_inference", "launch-bound", "launch-bound", 100, false},
+		{"vecadd", "(whole trace)", "", "", 5, false},
+		// Recorded with sampled launch calls (the default since): the
+		// launch loop must not read as CPU preprocessing.
+		{"sampled_tiny_kernels", "tiny_kernels", "launch-bound", "launch-bound", 4000, true},
+		{"sampled_sync_in_loop", "sync_in_loop", "sync-bound", "sync-in-loop", 400, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.dir, func(t *testing.T) {
@@ -38,6 +43,9 @@ func TestNativeRecordings(t *testing.T) {
 			}
 			if r.Metrics.Kernels < tc.minKernels/max(1, r.Scope.Analyzed) {
 				t.Errorf("kernels per iteration: want >= %d, got %d", tc.minKernels/max(1, r.Scope.Analyzed), r.Metrics.Kernels)
+			}
+			if r.Metrics.LaunchCallsSampled != tc.sampled {
+				t.Errorf("launch calls sampled: want %v, got %v (trace: %.1f%% of the run covered)", tc.sampled, r.Metrics.LaunchCallsSampled, r.Metadata.Trace.LaunchSampledPct)
 			}
 			if r.Metadata.Trace.Collector != "" && r.Metadata.Trace.Collector != "cupti" {
 				t.Errorf("collector: want cupti, got %q", r.Metadata.Trace.Collector)
