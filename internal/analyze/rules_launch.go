@@ -8,7 +8,12 @@ func launchEvidence(c *ruleCtx) []string {
 		fmt.Sprintf("%d kernels per iteration, median %.1f µs, %.0f%% shorter than 10 µs", m.Kernels, m.KernelMedianUs, m.SmallKernelPct),
 		fmt.Sprintf("framework overhead %.1f ms (%.0f%%) while the GPU is idle; GPU busy only %.0f%%", c.perIterMs(c.a.byCat[catIndex(CatFramework)]), 100*c.share(CatFramework), c.r.GPUBusyPct),
 	}
-	if m.LaunchCalls > 0 {
+	switch {
+	case m.LaunchCallsSampled && m.LaunchCallsSeen > 0:
+		ev = append(ev, fmt.Sprintf("~%d launches per iteration, %.1f µs of CPU each (from %d sampled calls); %.0f kernels/s", m.LaunchCalls, m.LaunchCallMeanUs, m.LaunchCallsSeen, m.LaunchRatePerS))
+	case m.LaunchCallsSampled:
+		ev = append(ev, fmt.Sprintf("~%d launches per iteration; %.0f kernels/s", m.LaunchCalls, m.LaunchRatePerS))
+	case m.LaunchCalls > 0:
 		ev = append(ev, fmt.Sprintf("%d launch calls per iteration, %.1f µs of CPU each; %.0f kernels/s", m.LaunchCalls, m.LaunchCallMeanUs, m.LaunchRatePerS))
 	}
 	if len(c.r.TopCPUOps) > 0 {
