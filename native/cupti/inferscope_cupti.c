@@ -450,7 +450,6 @@ static void cb_emit(const void *rec, size_t n) {
   pthread_mutex_unlock(&g_cb_mu);
 }
 
-static void launch_enable_locked(uint32_t on);
 static uint64_t launch_tick(uint64_t now);
 
 /* Wake the writer now (the launch budget is spent); once per period. */
@@ -592,10 +591,14 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 static int g_launch_paused;
 static uint64_t g_next_open;
 
-static void launch_enable_locked(uint32_t on) {
+/* Turn the recorded callbacks on or off: the launch ones (launch=1) or all
+ * the others (launch=0). */
+static void enable_callbacks(uint32_t on, int launch) {
   for (int d = 0; d < 2; d++)
-    for (int id = 1; id < g_cb_n[d]; id++)
-      if (g_cb_kind[d] && g_cb_kind[d][id] == API_LAUNCH) CK(cuptiEnableCallback(on, g_sub, k_doms[d], (CUpti_CallbackId)id));
+    for (int id = 1; id < g_cb_n[d]; id++) {
+      uint8_t k = g_cb_kind[d] ? g_cb_kind[d][id] : 0;
+      if (k && (k == API_LAUNCH) == launch) CK(cuptiEnableCallback(on, g_sub, k_doms[d], (CUpti_CallbackId)id));
+    }
 }
 
 static void emit_window(uint64_t start, uint64_t end, uint16_t flags) {
@@ -604,14 +607,14 @@ static void emit_window(uint64_t start, uint64_t end, uint16_t flags) {
 }
 
 static void window_open_locked(uint64_t now) {
-  launch_enable_locked(1);
+  enable_callbacks(1, 1);
   g_launch_on = 1;
   g_win_start = now;
   atomic_fetch_add(&g_cb_gen, 1);
 }
 
 static void window_close_locked(uint64_t now) {
-  launch_enable_locked(0);
+  enable_callbacks(0, 1);
   g_launch_on = 0;
   atomic_fetch_add(&g_cb_gen, 1);
   emit_window(g_win_start, now, 0);
@@ -716,12 +719,9 @@ static void stop_atexit(void);
 static void set_callbacks(uint32_t on) {
   pthread_mutex_lock(&g_launch_mu);
   if (g_sub) {
-    for (int d = 0; d < 2; d++)
-      for (int id = 1; id < g_cb_n[d]; id++)
-        if (g_cb_kind[d] && g_cb_kind[d][id] && g_cb_kind[d][id] != API_LAUNCH)
-          CK(cuptiEnableCallback(on, g_sub, k_doms[d], (CUpti_CallbackId)id));
+    enable_callbacks(on, 0);
     if (!on && g_launch_on && g_launch_mode == LAUNCH_SAMPLE) window_close_locked(mono_ns());
-    else if (g_launch_mode == LAUNCH_ALL) launch_enable_locked(on);
+    else if (g_launch_mode == LAUNCH_ALL) enable_callbacks(on, 1);
     atomic_fetch_add(&g_cb_gen, 1);
   }
   g_launch_paused = !on;
@@ -800,8 +800,7 @@ EXPORT int inferscope_cupti_stop(void) {
   if (!g_started || g_stopped) { pthread_mutex_unlock(&g_start_mu); return 0; }
   g_stopped = 1;
   pthread_mutex_lock(&g_launch_mu);
-  if (g_sub && g_launch_on && g_launch_mode == LAUNCH_SAMPLE) emit_window(g_win_start, mono_ns(), 0);
-  g_launch_on = 0;
+  if (g_sub && g_launch_on && g_launch_mode == LAUNCH_SAMPLE) window_close_locked(mono_ns());
   if (g_sub) { cuptiUnsubscribe(g_sub); g_sub = NULL; }
   pthread_mutex_unlock(&g_launch_mu);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -833,35 +832,26 @@ EXPORT int inferscope_cupti_stop(void) {
 
 static void stop_atexit(void) { inferscope_cupti_stop(); }
 
-/* Stop recording without ending the file: records already collected are
- * flushed, then the activity kinds and callbacks enabled at start are turned
- * off. A runtime call in flight on another thread may lose its exit record.
- * 0 on success (or already paused), -1 when not recording. */
-EXPORT int inferscope_cupti_pause(void) {
+/* Pause (on=0) or resume (on=1) recording without ending the file: pausing
+ * flushes the records already collected, then turns off the activity kinds
+ * and callbacks enabled at start; resuming turns them back on. A runtime
+ * call in flight on another thread may lose its exit record.
+ * 0 on success (or already in that state), -1 when not recording. */
+static int set_recording(int on) {
   pthread_mutex_lock(&g_start_mu);
   if (!g_started || g_stopped) { pthread_mutex_unlock(&g_start_mu); return -1; }
-  if (!g_paused) {
-    CK(cuptiActivityFlushAll(0));
-    for (int i = 0; i < g_nkinds; i++) CK(cuptiActivityDisable(g_kinds[i]));
-    set_callbacks(0);
-    g_paused = 1;
+  if (g_paused == on) {
+    if (!on) CK(cuptiActivityFlushAll(0));
+    for (int i = 0; i < g_nkinds; i++) CK(on ? cuptiActivityEnable(g_kinds[i]) : cuptiActivityDisable(g_kinds[i]));
+    set_callbacks((uint32_t)on);
+    g_paused = !on;
   }
   pthread_mutex_unlock(&g_start_mu);
   return 0;
 }
 
-/* Undo inferscope_cupti_pause. 0 on success (or not paused), -1 when not recording. */
-EXPORT int inferscope_cupti_resume(void) {
-  pthread_mutex_lock(&g_start_mu);
-  if (!g_started || g_stopped) { pthread_mutex_unlock(&g_start_mu); return -1; }
-  if (g_paused) {
-    for (int i = 0; i < g_nkinds; i++) CK(cuptiActivityEnable(g_kinds[i]));
-    set_callbacks(1);
-    g_paused = 0;
-  }
-  pthread_mutex_unlock(&g_start_mu);
-  return 0;
-}
+EXPORT int inferscope_cupti_pause(void) { return set_recording(0); }
+EXPORT int inferscope_cupti_resume(void) { return set_recording(1); }
 
 /* CUDA_INJECTION64_PATH entry point, called by the driver from cuInit. */
 EXPORT int InitializeInjection(void) {
