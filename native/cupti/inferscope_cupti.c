@@ -593,11 +593,16 @@ static uint64_t g_next_open;
 
 /* Turn the recorded callbacks on or off: the launch ones (launch=1) or all
  * the others (launch=0). */
+static int enable_api_activity(int d, CUpti_CallbackId id, uint8_t on);
+
+/* In LAUNCH_ACTIVITY mode launches are activity records, not callbacks. */
 static void enable_callbacks(uint32_t on, int launch) {
   for (int d = 0; d < 2; d++)
     for (int id = 1; id < g_cb_n[d]; id++) {
       uint8_t k = g_cb_kind[d] ? g_cb_kind[d][id] : 0;
-      if (k && (k == API_LAUNCH) == launch) CK(cuptiEnableCallback(on, g_sub, k_doms[d], (CUpti_CallbackId)id));
+      if (!k || (k == API_LAUNCH) != launch) continue;
+      if (launch && g_launch_mode == LAUNCH_ACTIVITY) enable_api_activity(d, (CUpti_CallbackId)id, (uint8_t)on);
+      else CK(cuptiEnableCallback(on, g_sub, k_doms[d], (CUpti_CallbackId)id));
     }
 }
 
@@ -666,11 +671,11 @@ static void parse_launch_env(void) {
  * by CUPTI as RUNTIME/DRIVER activity for those call ids only
  * (cuptiActivityEnable{Runtime,Driver}Api, CUPTI >= 12.x, looked up at run
  * time so older CUPTI still loads the library), instead of by callbacks. */
-static int enable_api_activity(int d, CUpti_CallbackId id) {
+static int enable_api_activity(int d, CUpti_CallbackId id, uint8_t on) {
   typedef CUptiResult (*fn_t)(CUpti_CallbackId, uint8_t);
   fn_t fn = (fn_t)dlsym(RTLD_DEFAULT, d == 0 ? "cuptiActivityEnableRuntimeApi" : "cuptiActivityEnableDriverApi");
   if (!fn) return 0;
-  CUptiResult r = fn(id, 1);
+  CUptiResult r = fn(id, on);
   if (r != CUPTI_SUCCESS) { warnx_("cuptiActivityEnable*Api", r); return 0; }
   return 1;
 }
@@ -697,7 +702,7 @@ static int setup_callbacks(void) {
       /* sampled launch callbacks are enabled by the first window (launch_tick) */
       int now_on = k != API_LAUNCH || g_launch_mode == LAUNCH_ALL;
       if (k == API_LAUNCH && g_launch_mode == LAUNCH_ACTIVITY) {
-        if (!enable_api_activity(d, (CUpti_CallbackId)id)) continue;
+        if (!enable_api_activity(d, (CUpti_CallbackId)id, 1)) continue;
       } else if (cuptiEnableCallback(now_on, g_sub, k_doms[d], (CUpti_CallbackId)id) != CUPTI_SUCCESS) continue;
       g_cb_kind[d][id] = k;
       g_cb_name[d][id] = atomic_fetch_add(&g_next_string, 1);
@@ -721,7 +726,7 @@ static void set_callbacks(uint32_t on) {
   if (g_sub) {
     enable_callbacks(on, 0);
     if (!on && g_launch_on && g_launch_mode == LAUNCH_SAMPLE) window_close_locked(mono_ns());
-    else if (g_launch_mode == LAUNCH_ALL) enable_callbacks(on, 1);
+    else if (g_launch_mode == LAUNCH_ALL || g_launch_mode == LAUNCH_ACTIVITY) enable_callbacks(on, 1);
     atomic_fetch_add(&g_cb_gen, 1);
   }
   g_launch_paused = !on;
@@ -801,6 +806,7 @@ EXPORT int inferscope_cupti_stop(void) {
   g_stopped = 1;
   pthread_mutex_lock(&g_launch_mu);
   if (g_sub && g_launch_on && g_launch_mode == LAUNCH_SAMPLE) window_close_locked(mono_ns());
+  if (g_launch_mode == LAUNCH_ACTIVITY) enable_callbacks(0, 1); /* no launch records after the END */
   if (g_sub) { cuptiUnsubscribe(g_sub); g_sub = NULL; }
   pthread_mutex_unlock(&g_launch_mu);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
