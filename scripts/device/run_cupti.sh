@@ -4,19 +4,19 @@
 #             (JSON + Markdown reports to compare), a plain CUDA program and
 #             the clock handshake through CUDA_INJECTION64_PATH, a SIGKILLed run
 #   inproc    in-process paired on/off overhead (scripts/bench_inproc.py):
-#             collector+spans, each alone, and CUPTI component ablations
+#             collector+spans, and each alone (components: ablate)
 #   checks    doctor, the default collector choice, a plain CUDA program, the
 #             clock handshake, a SIGKILLed run; small raw recordings kept
 #   ablate:W:N[:BLOCKS]  what each part of the collector costs on workload W
-#             (N iterations per block; ONLY="floor default" limits the configs)
+#             (N iterations per block; ONLY="floor default" limits the configs:
+#             the default collector vs CUPTI kernel records alone)
 #   bench:S   interleaved fresh-process rounds on scenario S (bench_overhead.py),
-#             BUDGET seconds (env, default 500)
-#   floor:W:N,...      in-process: full collector vs CUPTI kernel records alone
+#             BUDGET seconds, ROUNDS, ARMS, EVERY (env)
 #   torcharms:W:N,...  in-process rotated rounds of bare, `--collector torch`
 #             and plain torch.profiler (bench_inproc.py --arms torch), N
 #             iterations per block of workload W
 # Results go to $OUT as a few small files (reports.tgz, raw.tgz, inproc.jsonl,
-# torcharms.jsonl, bench_S.json).   bash scripts/device/run_cupti.sh validate inproc
+# ablate.jsonl, torcharms.jsonl, bench_S.json).   bash scripts/device/run_cupti.sh validate inproc
 set -u
 cd "$(dirname "$0")/../.."
 W=$(mktemp -d)
@@ -83,12 +83,6 @@ inproc() {
     ARGS="${w%%:*} --iters ${w##*:} --blocks 20 --toggle cupti"; ip cupti
     ARGS="${w%%:*} --iters ${w##*:} --blocks 20 --toggle spans"; ip spans
   done
-  for w in cnn:20 tiny_kernels:3; do
-    ARGS="${w%%:*} --iters ${w##*:} --blocks 16 --toggle cupti"
-    ip no-launch-cb INFERSCOPE_CUPTI_LAUNCH=0
-    ip no-callbacks INFERSCOPE_CUPTI_CALLBACKS=0
-    ip kernel-only INFERSCOPE_CUPTI_CALLBACKS=0 INFERSCOPE_CUPTI_KINDS=kernel
-  done
 }
 
 checks() {
@@ -101,19 +95,6 @@ checks() {
   du -sh "$W"/raw/*
   tar czf "$OUT/checks_rep.tgz" -C "$W" rep
   tar czf "$OUT/checks_raw.tgz" -C "$W" raw
-}
-
-floor() { # in-process: the full collector vs CUPTI kernel records alone (the floor), more blocks
-  local lib=$(cupti_lib)
-  for w in "$@"; do
-    local n=${w%%:*} it=${w##*:}
-    for v in full floor; do
-      local envs=""; [ $v = floor ] && envs="INFERSCOPE_CUPTI_CALLBACKS=0 INFERSCOPE_CUPTI_KINDS=kernel"
-      env $envs timeout 150 python3 scripts/bench_inproc.py "$n" --lib "$lib" --iters "$it" --blocks 40 --toggle cupti 2>/dev/null |
-        sed "s/^{/{\"tag\": \"$v\", /" >>"$OUT/inproc2.jsonl"
-      tail -1 "$OUT/inproc2.jsonl" | cut -c1-260
-    done
-  done
 }
 
 # What each part of the collector costs, in-process paired on/off, pinned:
@@ -148,7 +129,6 @@ for s in "$@"; do
     validate) validate ;;
     inproc) inproc ;;
     checks) checks ;;
-    floor:*) IFS=, read -ra ws <<<"${s#floor:}"; floor "${ws[@]}" ;;
     ablate:*) IFS=: read -r _ w n b <<<"$s"; ablate "$w" "$n" "$b" ;;
     torcharms:*) IFS=, read -ra ws <<<"${s#torcharms:}"; torcharms "${ws[@]}" ;;
     bench:*) bench "${s#bench:}" ;;
