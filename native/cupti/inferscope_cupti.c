@@ -14,7 +14,6 @@
  */
 #define _GNU_SOURCE
 #include <cupti.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -44,7 +43,7 @@ enum {
 };
 enum { WINDOW_FLAG_TO_END = 1 }; /* launch callbacks stay on from start_mono to the end */
 enum { API_LAUNCH = 1, API_SYNC = 2, API_MEMCPY = 3 };
-enum { API_FLAG_NESTED = 1, API_FLAG_CUPTI_CLOCK = 2 };
+enum { API_FLAG_NESTED = 1 };
 
 #pragma pack(push, 1)
 typedef struct { uint16_t type, flags; uint32_t size; } rec_hdr;
@@ -133,7 +132,7 @@ static int g_nkinds;
  * analysis only needs a sample of launch-to-start delays and launch costs.
  * A second launching thread ends sampling (per-thread attribution of GPU
  * work needs every launch). g_launch_mu orders toggles against pause/stop. */
-enum { LAUNCH_OFF = 0, LAUNCH_ALL = 1, LAUNCH_SAMPLE = 2, LAUNCH_ACTIVITY = 3 };
+enum { LAUNCH_OFF = 0, LAUNCH_ALL = 1, LAUNCH_SAMPLE = 2 };
 static _Atomic int g_launch_mode = LAUNCH_SAMPLE;
 static uint64_t g_period_ns = 200000000ull;
 static unsigned g_budget = 500;    /* launch calls recorded per period at most */
@@ -339,21 +338,6 @@ static void encode_activity(CUpti_Activity *a) {
     r.start = o->start; r.end = o->end;
     r.overhead_kind = (uint32_t)o->overheadKind; r.object_kind = (uint32_t)o->objectKind;
     memcpy(r.id, &o->objectId, sizeof r.id < sizeof o->objectId ? sizeof r.id : sizeof o->objectId);
-    EMIT(r);
-    break;
-  }
-  case CUPTI_ACTIVITY_KIND_RUNTIME:
-  case CUPTI_ACTIVITY_KIND_DRIVER: { /* LAUNCH_ACTIVITY: launch calls as activity records */
-    CUpti_ActivityAPI *x = (CUpti_ActivityAPI *)a;
-    int di = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 0 : 1;
-    if (x->cbid >= (uint32_t)g_cb_n[di]) break;
-    PUT(rec_api, r);
-    r.h.type = REC_API;
-    r.h.flags = API_FLAG_CUPTI_CLOCK;
-    r.start_mono = x->start; r.end_mono = x->end;
-    r.corr = x->correlationId; r.tid = x->threadId;
-    r.name = g_cb_name[di][x->cbid]; r.cbid = x->cbid;
-    r.domain = (uint8_t)k_doms[di]; r.kind = g_cb_kind[di][x->cbid];
     EMIT(r);
     break;
   }
@@ -593,16 +577,11 @@ static uint64_t g_next_open;
 
 /* Turn the recorded callbacks on or off: the launch ones (launch=1) or all
  * the others (launch=0). */
-static int enable_api_activity(int d, CUpti_CallbackId id, uint8_t on);
-
-/* In LAUNCH_ACTIVITY mode launches are activity records, not callbacks. */
 static void enable_callbacks(uint32_t on, int launch) {
   for (int d = 0; d < 2; d++)
     for (int id = 1; id < g_cb_n[d]; id++) {
       uint8_t k = g_cb_kind[d] ? g_cb_kind[d][id] : 0;
-      if (!k || (k == API_LAUNCH) != launch) continue;
-      if (launch && g_launch_mode == LAUNCH_ACTIVITY) enable_api_activity(d, (CUpti_CallbackId)id, (uint8_t)on);
-      else CK(cuptiEnableCallback(on, g_sub, k_doms[d], (CUpti_CallbackId)id));
+      if (k && (k == API_LAUNCH) == launch) CK(cuptiEnableCallback(on, g_sub, k_doms[d], (CUpti_CallbackId)id));
     }
 }
 
@@ -655,7 +634,6 @@ static void parse_launch_env(void) {
   const char *m = getenv("INFERSCOPE_CUPTI_LAUNCH");
   if (m && (!strcmp(m, "0") || !strcmp(m, "off"))) g_launch_mode = LAUNCH_OFF;
   else if (m && (!strcmp(m, "1") || !strcmp(m, "all"))) g_launch_mode = LAUNCH_ALL;
-  else if (m && !strcmp(m, "activity")) g_launch_mode = LAUNCH_ACTIVITY;
   const char *w = getenv("INFERSCOPE_CUPTI_LAUNCH_SAMPLE"); /* CALLS/PERIOD_MS */
   unsigned n = 0, period = 0;
   if (w && sscanf(w, "%u/%u", &n, &period) == 2 && n > 0 && period > 0) {
@@ -665,19 +643,6 @@ static void parse_launch_env(void) {
     fprintf(stderr, "inferscope-cupti: INFERSCOPE_CUPTI_LAUNCH_SAMPLE=%s: want CALLS/PERIOD_MS (e.g. 500/200); using %u/%llu\n",
             w, g_budget, (unsigned long long)(g_period_ns / 1000000));
   }
-}
-
-/* Experimental (INFERSCOPE_CUPTI_LAUNCH=activity): launch calls recorded
- * by CUPTI as RUNTIME/DRIVER activity for those call ids only
- * (cuptiActivityEnable{Runtime,Driver}Api, CUPTI >= 12.x, looked up at run
- * time so older CUPTI still loads the library), instead of by callbacks. */
-static int enable_api_activity(int d, CUpti_CallbackId id, uint8_t on) {
-  typedef CUptiResult (*fn_t)(CUpti_CallbackId, uint8_t);
-  fn_t fn = (fn_t)dlsym(RTLD_DEFAULT, d == 0 ? "cuptiActivityEnableRuntimeApi" : "cuptiActivityEnableDriverApi");
-  if (!fn) return 0;
-  CUptiResult r = fn(id, on);
-  if (r != CUPTI_SUCCESS) { warnx_("cuptiActivityEnable*Api", r); return 0; }
-  return 1;
 }
 
 static int setup_callbacks(void) {
@@ -701,9 +666,7 @@ static int setup_callbacks(void) {
       if (!k) continue;
       /* sampled launch callbacks are enabled by the first window (launch_tick) */
       int now_on = k != API_LAUNCH || g_launch_mode == LAUNCH_ALL;
-      if (k == API_LAUNCH && g_launch_mode == LAUNCH_ACTIVITY) {
-        if (!enable_api_activity(d, (CUpti_CallbackId)id, 1)) continue;
-      } else if (cuptiEnableCallback(now_on, g_sub, k_doms[d], (CUpti_CallbackId)id) != CUPTI_SUCCESS) continue;
+      if (cuptiEnableCallback(now_on, g_sub, k_doms[d], (CUpti_CallbackId)id) != CUPTI_SUCCESS) continue;
       g_cb_kind[d][id] = k;
       g_cb_name[d][id] = atomic_fetch_add(&g_next_string, 1);
       out_string(g_cb_name[d][id], b, strlen(b)); /* writer not started yet: direct */
@@ -726,7 +689,7 @@ static void set_callbacks(uint32_t on) {
   if (g_sub) {
     enable_callbacks(on, 0);
     if (!on && g_launch_on && g_launch_mode == LAUNCH_SAMPLE) window_close_locked(mono_ns());
-    else if (g_launch_mode == LAUNCH_ALL || g_launch_mode == LAUNCH_ACTIVITY) enable_callbacks(on, 1);
+    else if (g_launch_mode == LAUNCH_ALL) enable_callbacks(on, 1);
     atomic_fetch_add(&g_cb_gen, 1);
   }
   g_launch_paused = !on;
@@ -806,7 +769,6 @@ EXPORT int inferscope_cupti_stop(void) {
   g_stopped = 1;
   pthread_mutex_lock(&g_launch_mu);
   if (g_sub && g_launch_on && g_launch_mode == LAUNCH_SAMPLE) window_close_locked(mono_ns());
-  if (g_launch_mode == LAUNCH_ACTIVITY) enable_callbacks(0, 1); /* no launch records after the END */
   if (g_sub) { cuptiUnsubscribe(g_sub); g_sub = NULL; }
   pthread_mutex_unlock(&g_launch_mu);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

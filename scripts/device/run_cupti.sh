@@ -105,7 +105,7 @@ ablate() {
   local lib=$(cupti_lib) w=$1 n=$2 blocks=${3:-40}
   local -a cfgs=("floor:INFERSCOPE_CUPTI_CALLBACKS=0 INFERSCOPE_CUPTI_KINDS=kernel"
     "records:INFERSCOPE_CUPTI_CALLBACKS=0" "sync-cb:INFERSCOPE_CUPTI_LAUNCH=0" "default:"
-    "launch-all:INFERSCOPE_CUPTI_LAUNCH=all" "launch-activity:INFERSCOPE_CUPTI_LAUNCH=activity" "old-default:INFERSCOPE_CUPTI_LAUNCH=all INFERSCOPE_CUPTI_KINDS=kernel,memcpy,memset,overhead")
+    "launch-all:INFERSCOPE_CUPTI_LAUNCH=all" "old-default:INFERSCOPE_CUPTI_LAUNCH=all INFERSCOPE_CUPTI_KINDS=kernel,memcpy,memset,overhead")
   for c in "${cfgs[@]}"; do
     [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" ${c%%:*} "* ]] && continue
     env ${c#*:} timeout 200 python3 scripts/bench_inproc.py "$w" --lib "$lib" --iters "$n" --blocks "$blocks" --settle 0.02 --toggle cupti --pin 4-7 --pre-blocks 4 2>"$W/abl.err" |

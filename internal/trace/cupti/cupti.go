@@ -299,9 +299,8 @@ func (d *decoder) record(typ, flags uint16, b []byte) bool {
 			return true
 		}
 		start, end := u64(b, 8), u64(b, 16)
-		// flag bit 1: recorded as CUPTI activity, so on the CUPTI clock
 		d.add(trace.Event{Name: d.str(u32(b, 32), "cuda_api"), Kind: trace.KindRuntime, Ts: start, Dur: dur(start, end),
-			Pid: r.Pid, Tid: int64(u32(b, 28)), Corr: int64(u32(b, 24))}, flags&2 != 0)
+			Pid: r.Pid, Tid: int64(u32(b, 28)), Corr: int64(u32(b, 24))}, false)
 		if b[40] == 1 { // driver domain
 			r.Events[len(r.Events)-1].Kind = trace.KindDriver
 		}

@@ -53,34 +53,3 @@ func TestLaunchCoverage(t *testing.T) {
 		})
 	}
 }
-
-// Launch calls recorded as CUPTI activity (flag bit 1) carry CUPTI
-// timestamps and are mapped onto CLOCK_MONOTONIC like GPU records; callback
-// records are already on it.
-func TestAPIClock(t *testing.T) {
-	e := newEnc(1)
-	e.clock(1490, 1000, 1510, 0) // mono = cupti + 500
-	e.str(1, "cudaLaunchKernel")
-	e.api(1100, 1150, 5, 9, 1, 211, 2, 1, 2, 0) // activity: CUPTI clock
-	e.api(1700, 1750, 6, 9, 1, 211, 2, 1, 0, 0) // callback: mono already
-	e.clock(1000490, 1000000, 1000510, 1)
-	e.end()
-	rec, err := Read(bytes.NewReader(e.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[int64][2]int64{5: {1600, 50}, 6: {1700, 50}}
-	for _, ev := range rec.Events {
-		w, ok := want[ev.Corr]
-		if !ok {
-			continue
-		}
-		if ev.Ts != w[0] || ev.Dur != w[1] {
-			t.Errorf("API record corr %d at %d for %d ns, want %d for %d ns", ev.Corr, ev.Ts, ev.Dur, w[0], w[1])
-		}
-		delete(want, ev.Corr)
-	}
-	if len(want) > 0 {
-		t.Errorf("API records missing: %v", want)
-	}
-}
