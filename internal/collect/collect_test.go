@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferscope/inferscope/internal/timeline"
 	"github.com/inferscope/inferscope/internal/trace"
 )
 
@@ -134,5 +135,39 @@ func TestReadDirNativeOnly(t *testing.T) {
 	}
 	if tr.Meta.Platform != "cuda" {
 		t.Errorf("platform: want cuda, got %q", tr.Meta.Platform)
+	}
+}
+
+// Two CUDA processes number their correlation ids from 1 alike: each
+// kernel must be tied to a launch call of its own process, which precedes
+// it, never to the other process's call with the same id.
+func TestReadDirTwoProcessesKeepTheirLaunches(t *testing.T) {
+	dir := t.TempDir()
+	for pid, f := range map[int]string{4242: "ctypes.bin", 4343: "torch.bin"} {
+		b, err := os.ReadFile("../../testdata/cupti/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("cupti-%d.bin", pid)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := timeline.Build(tr)
+	kernels, before, launches := 0, 0, map[int32]bool{}
+	for i, e := range tl.Events {
+		if l := tl.Launch[i]; e.Kind == trace.KindKernel && l >= 0 {
+			kernels++
+			launches[l] = true
+			if e.Ts < tl.Events[l].Ts {
+				before++
+			}
+		}
+	}
+	if kernels == 0 || before > 0 || len(launches) != kernels {
+		t.Errorf("%d kernels tied to %d distinct launch calls, %d of them start before their call: want one call each, none before (kernels > 0)", kernels, len(launches), before)
 	}
 }

@@ -184,7 +184,7 @@ func merge(out *trace.Trace, dir string, s *stream) (notes, errs []string) {
 			for k, v := range kt.Threads {
 				out.Threads[k] = v
 			}
-			out.Events = append(out.Events, dropMarkers(kt.Events)...)
+			out.Events = append(out.Events, perProcessCorr(dropMarkers(kt.Events), pid)...)
 		}
 	} else if s.process != nil && s.process.Collector == "torch" && s.process.Torch != nil {
 		notes = append(notes, fmt.Sprintf("process %d: no torch.profiler trace (the process died before exporting it): host spans only, GPU work not visible", pid))
@@ -293,6 +293,19 @@ func dropMarkers(evs []trace.Event) []trace.Event {
 	return out
 }
 
+// perProcessCorr qualifies correlation ids with the process: CUPTI counts
+// them from 1 in every process, so a run with two CUDA processes would
+// otherwise tie one's kernels to the other's launch calls. CUPTI ids are
+// 32-bit; the pid goes above them.
+func perProcessCorr(evs []trace.Event, pid int64) []trace.Event {
+	for i := range evs {
+		if c := evs[i].Corr; c != 0 {
+			evs[i].Corr = pid<<32 | c&0xffffffff
+		}
+	}
+	return evs
+}
+
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
@@ -311,7 +324,7 @@ func mergeNative(out *trace.Trace, path string, pid int64, clk clock) (notes []s
 	if err != nil {
 		return []string{fmt.Sprintf("process %d: CUPTI recording unreadable (%v)", pid, err)}
 	}
-	for _, e := range rec.Events {
+	for _, e := range perProcessCorr(rec.Events, pid) {
 		end := clk.toTrace(e.End())
 		e.Ts = clk.toTrace(e.Ts)
 		e.Dur = end - e.Ts

@@ -354,7 +354,7 @@ func (p *perfettoWriter) events(tl *timeline.Timeline, cpuPid, cpuTid, gpuPid, g
 				ev.args = append(ev.args, intArg("device", e.Pid), intArg("stream", e.Tid))
 			}
 			if e.Corr != 0 {
-				ev.args = append(ev.args, intArg("correlation", e.Corr))
+				ev.args = append(ev.args, intArg("correlation", e.Corr&0xffffffff)) // CUPTI's id, without the process bits collect adds
 			}
 			if e.Bytes != 0 {
 				ev.args = append(ev.args, intArg("bytes", e.Bytes))
