@@ -41,7 +41,7 @@ type rule func(*ruleCtx) *verdict
 
 var rules = []rule{
 	ruleGPUBound, ruleLaunchBound, ruleFrameworkBound, ruleCopyBound, rulePageable, ruleSyncInLoop,
-	rulePreprocess, ruleFP32GEMM, ruleCPUOnly, ruleGPUIdle, ruleWarmup, ruleProfilerCost,
+	rulePreprocess, ruleFP32GEMM, ruleCPUOnly, ruleGPUIdle, ruleWarmup, ruleProfilerCost, ruleClockSuspect,
 }
 
 // minSuggestions is the seed's floor whenever the GPU is not already

@@ -88,3 +88,32 @@ func TestSampledLaunchLoopIsNotPreprocessing(t *testing.T) {
 		t.Errorf("framework overhead %.0f µs, want ≥ 2500 (the launch loop between kernels); breakdown %v", f, got)
 	}
 }
+
+// A kernel that starts before its own launch call means the trace's GPU and
+// CPU clocks disagree: the report must say so rather than attribute on it.
+func TestClockSuspectWhenKernelsPrecedeLaunches(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		offset int64 // kernel start − launch start, µs
+		want   bool
+	}{{"kernels after their launches", 7, false}, {"kernels before their launches", -500, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			evs := []trace.Event{scope("step", 1, 0, 2000)}
+			for k := int64(0); k < 4; k++ {
+				ts := 1000 + 100*k
+				evs = append(evs, withCorr(cpu(trace.KindRuntime, "cudaLaunchKernel", 1, ts, 5), k+1), kernel("gemm", ts+c.offset, 5, k+1))
+			}
+			r, err := analyze.Analyze(timeline.Build(&trace.Trace{Events: evs}), analyze.Options{Warmup: 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := false
+			for _, f := range r.Diagnosis {
+				got = got || f.ID == "clock-suspect"
+			}
+			if got != c.want {
+				t.Errorf("clock-suspect finding: want %v, got %v (launch→start median %.1f µs)", c.want, got, r.Metrics.LaunchDelayUs)
+			}
+		})
+	}
+}

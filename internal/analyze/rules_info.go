@@ -35,3 +35,19 @@ func ruleProfilerCost(c *ruleCtx) *verdict {
 			"the diagnosis still holds in kind — GPU idle between kernels — but the absolute overhead is overstated"},
 		Impact: 0}, suggestions: []string{suggestNativeCollector}}
 }
+
+// ruleClockSuspect: a kernel cannot start before the call that launched it.
+// When the median launch→start delay is negative, GPU and CPU times in the
+// trace disagree by more than any clock-sync bound claims, and every
+// GPU-vs-CPU comparison here (idle attribution, gaps) is suspect.
+func ruleClockSuspect(c *ruleCtx) *verdict {
+	d := c.r.Metrics.LaunchDelayUs
+	if d >= 0 {
+		return nil
+	}
+	return &verdict{finding: Finding{ID: "clock-suspect", Title: "Measurement note: kernels appear to start before their launch calls; GPU and CPU times in this trace do not line up",
+		Evidence: []string{fmt.Sprintf("median launch → kernel start %.1f µs (it must be positive)", d),
+			fmt.Sprintf("clock sync claimed: %s, ±%d ns", c.x.tl.Meta.ClockSync, c.x.tl.Meta.ClockErrorNs),
+			"record the run again; if it repeats, report it with the raw directory (inferscope run --keep-raw)"},
+		Impact: 0}}
+}
