@@ -12,6 +12,16 @@ export happens after the timed iterations and only costs wall time).
 Per-iteration latency is the wall time of each top-level scope on the main
 thread, measured outside the scope (so the scope's own cost is in it);
 every workload in workloads/ wraps one iteration, synchronised, in a scope.
+The first scope (it starts the collectors) is not timed, nor are the scopes
+that start within BENCH_WARM_S seconds after it ends (clock ramp, caches).
+
+BENCH_PIN_MAIN=CPU: when the first scope ends (every collector thread exists
+by then), the main thread moves to CPU alone and every other thread of the
+process to the rest of the process's CPUs, so the timed thread never
+shares its CPU with the collector's writer or torch's workers.
+
+OUT.json also carries the SM clock and the main thread's CPU at the end
+(nvidia-ml-py, when importable) for explaining process-to-process spread.
 """
 import contextlib
 import json
@@ -26,7 +36,21 @@ import types
 arm, out, script, args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 lat_ns = []
 depth = threading.local()
-state = {"prof": None}
+state = {"prof": None, "first_end": None}
+WARM_NS = int(float(os.environ.get("BENCH_WARM_S", "0")) * 1e9)
+PIN_MAIN = os.environ.get("BENCH_PIN_MAIN")
+
+
+def pin_main(cpu):
+    """Main thread to cpu; the process's other threads to the remaining CPUs."""
+    cpus = os.sched_getaffinity(0)
+    rest = (cpus - {cpu}) or cpus
+    me = threading.get_native_id()
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), {cpu} if int(tid) == me else rest)
+        except OSError:
+            pass  # a thread that ended meanwhile
 
 
 def timed(inner):
@@ -39,8 +63,13 @@ def timed(inner):
             with inner(name, *a, **kw):
                 yield
         finally:
-            if top:
-                lat_ns.append(time.perf_counter_ns() - t0)
+            t1 = time.perf_counter_ns()
+            if top and state["first_end"] is None:
+                state["first_end"] = t1
+                if PIN_MAIN:
+                    pin_main(int(PIN_MAIN))
+            elif top and t0 >= state["first_end"] + WARM_NS:
+                lat_ns.append(t1 - t0)
             depth.n -= 1
     return scope
 
@@ -68,7 +97,15 @@ try:
     runpy.run_path(script, run_name="__main__")
 finally:
     res = {"arm": arm, "lat_ms": [x / 1e6 for x in lat_ns],
-           "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+           "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+           "cpu": int(open("/proc/thread-self/stat").read().rsplit(")", 1)[1].split()[36])}  # field 39: last CPU
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        res["sm_clock_mhz"] = pynvml.nvmlDeviceGetClockInfo(pynvml.nvmlDeviceGetHandleByIndex(0), pynvml.NVML_CLOCK_SM)
+    except Exception:
+        pass
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.synchronize()

@@ -55,18 +55,18 @@ every thread started later inherits it.
 
 Needs a GPU and torch; run it bare (not under `inferscope run`, no
 CUDA_INJECTION64_PATH: the library would start at cuInit). The statistics
-helpers do not import torch (python/tests/test_bench_inproc_stats.py).
+helpers do not import torch (scripts/benchstats.py, python/tests/test_benchstats.py).
 """
 import argparse
 import json
 import os
-import random
-import re
 import statistics
 import struct
 import sys
 import tempfile
 import time
+
+from benchstats import parse_cpus, ratio_stats, rotation, whole_rotations
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REC_NAMES = {1: "clock", 2: "string", 3: "kernel", 4: "memcpy", 5: "memset", 6: "sync", 7: "overhead", 8: "api", 9: "dropped", 10: "end", 11: "launch_window"}
@@ -74,61 +74,6 @@ MODES = {  # --arms: (base order, reference arm)
     "native": (("on", "off"), "off"),
     "torch": (("bare", "torchcoll", "profiler"), "bare"),
 }
-
-
-# --- statistics and arguments: no torch here (the tests import this file) ---
-
-
-def parse_cpus(spec):
-    """The CPU set of a list like "4-7" or "0,2-3"."""
-    cpus = set()
-    for part in spec.split(","):
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part.strip(), re.ASCII)
-        if not m or int(m.group(1)) > int(m.group(2) or m.group(1)):
-            raise ValueError("bad CPU list %r (at %r): want CPUs and ranges such as 4-7 or 0,2-3" % (spec, part))
-        cpus.update(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
-    return cpus
-
-
-def rotation(arms, r):
-    """Round r's order: the base order rotated left by r."""
-    k = r % len(arms)
-    return tuple(arms[k:]) + tuple(arms[:k])
-
-
-def whole_rotations(blocks, n_arms):
-    """Rounds for --blocks timed blocks: whole rotations only, at least one,
-    so that each arm takes each position equally often."""
-    rounds = blocks // n_arms
-    return max(n_arms, rounds - rounds % n_arms)
-
-
-def iqr(xs):
-    if len(xs) < 2:
-        return xs[0], xs[0]
-    q1, _, q3 = statistics.quantiles(xs, n=4, method="inclusive")
-    return q1, q3
-
-
-def bootstrap_ci(xs, resamples=2000, seed=0):
-    """Percentile 95 % CI of the median of xs (resampled with replacement);
-    a fixed seed makes a report reproducible from its pair_ratios."""
-    rng = random.Random(seed)
-    meds = [statistics.median(rng.choices(xs, k=len(xs))) for _ in range(resamples)]
-    q = statistics.quantiles(meds, n=40, method="inclusive")  # cut points 2.5 %, 5 %, ..., 97.5 %
-    return q[0], q[-1]
-
-
-def ratio_stats(ratios):
-    """JSON statistics of per-round ratios (arm block median / reference block median)."""
-    med = statistics.median(ratios)
-    return {
-        "paired_ratio_median": round(med, 4),
-        "paired_ratio_iqr": [round(x, 4) for x in iqr(ratios)],
-        "paired_ratio_ci95": [round(x, 4) for x in bootstrap_ci(ratios)],
-        "added_pct": round(100 * (med - 1), 2),
-        "pair_ratios": [round(x, 4) for x in ratios],
-    }
 
 
 # --- measurement ---

@@ -2,7 +2,7 @@
 
     python3 scripts/bench_overhead.py SCENARIO [--rounds 15] [--budget-s 540]
         [--arms bare,native,torch,profiler] [--every torch:3,profiler:3] [--pin 4-7]
-        [--out FILE.json]
+        [--pin-main 5] [--warm-s 1] [--iters N] [--no-aslr] [--out FILE.json]
 
 SCENARIO: llm | cnn | embedding (workloads/scenarios.py) or tiny_kernels |
 gpu_bound | sync_in_loop ... (workloads/planted.py).
@@ -12,16 +12,26 @@ Arms, each a fresh process per round, order rotated every round:
   native    inferscope run --collector cupti   (native CUPTI collector + spans)
   floor     the same with CUPTI kernel records only (no callbacks, no
             memcpy/memset records): what any CUPTI kernel tracer costs
+  idle      the same with CUPTI started at cuInit but recording nothing (no
+            activity kinds, no callbacks): what merely having it costs
   torch     inferscope run --collector torch   (torch.profiler collector + spans)
   spans     inferscope run --collector none    (automatic Python spans only)
   profiler  plain torch.profiler CPU+CUDA around the scopes, no inferscope
 Every arm runs under scripts/bench_child.py, which times each iteration's
 scope from outside and records peak RSS and GPU memory in use at the end.
+A process's value is the median of its iterations after the first scope
+and --warm-s seconds more. --pin-main CPU gives the timed (main) thread a
+CPU of its own from then on (see bench_child.py); PYTHONHASHSEED is fixed
+and --no-aslr runs every process under `setarch -R`, removing two sources
+of process-to-process spread that have nothing to do with the collector.
 
 Reported per arm: median per-iteration latency over rounds (each round's
 value is that process's median), min/max and quartiles over rounds, added %
 vs bare, the median of the per-round paired ratios arm/bare (same round,
-adjacent processes), peak RSS and GPU memory (median), and for the
+adjacent processes) with a bootstrap 95 % CI, the ratio of the arms'
+medians with a bootstrap 95 % CI (processes resampled per arm), the
+within-process spread (median over processes of each one's IQR/median)
+beside the between-process one, peak RSS and GPU memory (median), and for the
 inferscope arms the recorded events, drops and events/s from the report.
 --every ARM:N runs ARM only every Nth round (the costly comparison arms,
 when device time is short); its paired ratios use that round's bare.
@@ -37,9 +47,16 @@ import sys
 import tempfile
 import time
 
+from benchstats import median_ratio_ci, parse_cpus, ratio_stats
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIOS = ("llm", "cnn", "embedding")
-ITERS = {"llm": 5, "cnn": 50, "embedding": 30, "tiny_kernels": 10, "gpu_bound": 5, "sync_in_loop": 5}
+# Enough iterations for ~2 s measured after a 1 s warm-up on the H100.
+ITERS = {"llm": 10, "cnn": 600, "embedding": 400, "tiny_kernels": 60, "gpu_bound": 60, "sync_in_loop": 200}
+ARM_ENV = {  # INFERSCOPE_CUPTI_KINDS=none matches no kind: CUPTI starts and records nothing
+    "floor": {"INFERSCOPE_CUPTI_CALLBACKS": "0", "INFERSCOPE_CUPTI_KINDS": "kernel"},
+    "idle": {"INFERSCOPE_CUPTI_CALLBACKS": "0", "INFERSCOPE_CUPTI_KINDS": "none"},
+}
 
 
 def workload(scenario, iters):
@@ -48,7 +65,7 @@ def workload(scenario, iters):
     return [os.path.join(ROOT, "workloads", "planted.py"), scenario, "--iters", str(iters)]
 
 
-def one(arm, scenario, iters, tmp, pin):
+def one(arm, scenario, iters, tmp, opt):
     res_path = os.path.join(tmp, "child.json")
     rep_path = os.path.join(tmp, "report.json")
     for p in (res_path, rep_path):
@@ -59,15 +76,17 @@ def one(arm, scenario, iters, tmp, pin):
     if arm in ("bare", "profiler"):
         cmd = child + [arm, res_path] + wl
     else:
-        coll = {"native": "cupti", "floor": "cupti", "torch": "torch", "spans": "none"}[arm]
+        coll = {"native": "cupti", "floor": "cupti", "idle": "cupti", "torch": "torch", "spans": "none"}[arm]
         cmd = [os.path.join(ROOT, "dist", "inferscope"), "run", "--collector", coll, "--output-dir", tmp,
                "--report", rep_path, "--"] + child + ["inferscope", res_path] + wl
-    if pin:
-        cmd = ["taskset", "-c", pin] + cmd
-    env = dict(os.environ)
+    if opt.pin:
+        cmd = ["taskset", "-c", opt.pin] + cmd
+    if opt.no_aslr:
+        cmd = ["setarch", "-R"] + cmd
+    env = dict(os.environ, PYTHONHASHSEED="0", BENCH_WARM_S=str(opt.warm_s), **ARM_ENV.get(arm, {}))
     env.pop("PYTHONPATH", None)
-    if arm == "floor":
-        env.update(INFERSCOPE_CUPTI_CALLBACKS="0", INFERSCOPE_CUPTI_KINDS="kernel")
+    if opt.pin_main is not None:
+        env["BENCH_PIN_MAIN"] = str(opt.pin_main)
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp)
     wall = time.time() - t0
@@ -75,8 +94,14 @@ def one(arm, scenario, iters, tmp, pin):
         raise RuntimeError("%s %s failed (rc %d): %s" % (arm, scenario, p.returncode, p.stderr[-3000:]))
     with open(res_path) as f:
         r = json.load(f)
-    lat = r["lat_ms"][1:] if len(r["lat_ms"]) > 2 else r["lat_ms"]  # first scope starts the collectors
-    row = {"ms": statistics.median(lat), "rss_mb": r["rss_mb"], "gpu_used_mb": r.get("gpu_used_mb"), "wall_s": wall}
+    lat = r["lat_ms"]
+    if len(lat) < 5:
+        raise RuntimeError("%s %s: %d iterations timed after the warm-up; raise --iters or lower --warm-s" % (arm, scenario, len(lat)))
+    q1, med, q3 = statistics.quantiles(lat, n=4)
+    row = {"ms": statistics.median(lat), "within_iqr_pct": 100 * (q3 - q1) / med, "n": len(lat),
+           "tenths_ms": [round(statistics.median(lat[i * len(lat) // 10:(i + 1) * len(lat) // 10]), 3) for i in range(10)],
+           "rss_mb": r["rss_mb"], "gpu_used_mb": r.get("gpu_used_mb"), "wall_s": wall,
+           "cpu": r.get("cpu"), "sm_clock_mhz": r.get("sm_clock_mhz")}
     if os.path.exists(rep_path):
         with open(rep_path) as f:
             rep = json.load(f)
@@ -96,31 +121,43 @@ def quartiles(v):
     return [q[0], q[2]]
 
 
-def summarize(scenario, iters, res, rounds_done, pin):
-    bare = statistics.median([x["ms"] for x in res["bare"]]) if res.get("bare") else None
-    out = {"scenario": scenario, "rounds": rounds_done, "iters_per_process": iters, "pin": pin, "arms": {}}
+def summarize(res, meta):
+    """The JSON summary: per arm, latency over processes and against bare."""
+    bare_ms = [x["ms"] for x in res.get("bare", [])]
+    bare = statistics.median(bare_ms) if bare_ms else None
+    out = dict(meta, arms={})
     for arm, rows in res.items():
         if not rows:
             continue
         ms = [x["ms"] for x in rows]
-        a = {"median_ms": round(statistics.median(ms), 3), "min_ms": round(min(ms), 3), "max_ms": round(max(ms), 3),
+        med = statistics.median(ms)
+        a = {"median_ms": round(med, 3), "min_ms": round(min(ms), 3), "max_ms": round(max(ms), 3),
              "iqr_ms": [round(q, 3) for q in quartiles(ms)],
+             "between_iqr_pct": round(100 * (quartiles(ms)[1] - quartiles(ms)[0]) / med, 1),
+             "within_iqr_pct": round(statistics.median(x["within_iqr_pct"] for x in rows), 1),
              "rss_mb": round(statistics.median(x["rss_mb"] for x in rows), 1)}
         gm = [x["gpu_used_mb"] for x in rows if x.get("gpu_used_mb") is not None]
         if gm:
             a["gpu_used_mb"] = round(statistics.median(gm), 1)
-        if bare:
-            a["added_pct"] = round(100 * (a["median_ms"] / bare - 1), 1)
+        if bare and arm != "bare":
+            a["added_pct"] = round(100 * (med / bare - 1), 1)
+            if len(ms) > 1 and len(bare_ms) > 1:
+                a["added_ci95_pct"] = [round(100 * (r - 1), 1) for r in median_ratio_ci(ms, bare_ms)]
             ratios = [x["ms"] / x["bare_ms"] for x in rows if x.get("bare_ms")]
-            a["paired_added_pct"] = round(100 * (statistics.median(ratios) - 1), 1)
-            a["paired_added_iqr_pct"] = [round(100 * (q - 1), 1) for q in quartiles(ratios)]
-        for k in ("events", "dropped", "events_per_s", "gpu_compute_ms", "kernels_per_iter"):
+            if ratios:
+                st = ratio_stats(ratios) if len(ratios) > 1 else None
+                a["paired_added_pct"] = round(100 * (statistics.median(ratios) - 1), 1)
+                a["paired_added_iqr_pct"] = [round(100 * (q - 1), 1) for q in quartiles(ratios)]
+                if st:
+                    a["paired_added_ci95_pct"] = [round(100 * (q - 1), 1) for q in st["paired_ratio_ci95"]]
+        for k in ("events", "dropped", "events_per_s", "gpu_compute_ms", "kernels_per_iter", "sm_clock_mhz"):
             v = [x[k] for x in rows if x.get(k) is not None]
             if v:
                 a[k] = round(statistics.median(v), 3)
         if any(x.get("dropped") for x in rows):
             a["dropped_max"] = max(x.get("dropped") or 0 for x in rows)
         a["samples_ms"] = [round(x, 3) for x in ms]
+        a["processes"] = [{k: x.get(k) for k in ("ms", "within_iqr_pct", "tenths_ms", "cpu", "sm_clock_mhz", "n")} for x in rows]
         a["rounds"] = len(rows)
         out["arms"][arm] = a
     return out
@@ -135,11 +172,18 @@ def main():
     ap.add_argument("--arms", default="bare,native,torch,profiler")
     ap.add_argument("--every", default="", help="ARM:N,... run ARM only every Nth round")
     ap.add_argument("--pin", default="", help="taskset CPU list for every arm, e.g. 4-7")
+    ap.add_argument("--pin-main", type=int, help="after the first scope, the timed thread alone on this CPU (one of --pin's)")
+    ap.add_argument("--warm-s", type=float, default=1.0, help="seconds after the first scope that are not timed")
+    ap.add_argument("--no-aslr", action="store_true", help="run every process under setarch -R")
     ap.add_argument("--out")
     a = ap.parse_args()
-    iters = a.iters or ITERS.get(a.scenario, 10)
+    if a.pin_main is not None and a.pin and a.pin_main not in parse_cpus(a.pin):
+        ap.error("--pin-main %d is not in --pin %s" % (a.pin_main, a.pin))
+    iters = a.iters or ITERS.get(a.scenario, 100)
     arms = a.arms.split(",")
     every = {k: int(v) for k, v in (x.split(":") for x in a.every.split(",") if x)}
+    meta = {"scenario": a.scenario, "iters_per_process": iters, "pin": a.pin, "pin_main": a.pin_main,
+            "warm_s": a.warm_s, "no_aslr": a.no_aslr}
     res = {arm: [] for arm in arms}
     t_start, worst = time.time(), 0.0
     done = 0
@@ -153,7 +197,7 @@ def main():
                 break
             t_round = time.time()
             order = now[r % len(now):] + now[: r % len(now)]
-            rows = {arm: one(arm, a.scenario, iters, tmp, a.pin) for arm in order}
+            rows = {arm: one(arm, a.scenario, iters, tmp, a) for arm in order}
             for arm in now:
                 if "bare" in rows:
                     rows[arm]["bare_ms"] = rows["bare"]["ms"]
@@ -164,10 +208,10 @@ def main():
                                               {k: round(v["ms"], 2) for k, v in rows.items()}), file=sys.stderr, flush=True)
             if a.out:  # partial results survive a time limit
                 with open(a.out, "w") as f:
-                    json.dump(summarize(a.scenario, iters, res, done, a.pin), f, indent=1)
-    s = summarize(a.scenario, iters, res, done, a.pin)
+                    json.dump(summarize(res, dict(meta, rounds=done)), f, indent=1)
+    s = summarize(res, dict(meta, rounds=done))
     print(json.dumps({k: v for k, v in s.items() if k != "arms"} |
-                     {"arms": {k: {x: y for x, y in v.items() if x != "samples_ms"} for k, v in s["arms"].items()}}))
+                     {"arms": {k: {x: y for x, y in v.items() if x not in ("samples_ms", "processes")} for k, v in s["arms"].items()}}))
     if a.out:
         with open(a.out, "w") as f:
             json.dump(s, f, indent=1)

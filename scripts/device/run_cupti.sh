@@ -11,7 +11,11 @@
 #             (N iterations per block; ONLY="floor default" limits the configs:
 #             the default collector vs CUPTI kernel records alone)
 #   bench:S   interleaved fresh-process rounds on scenario S (bench_overhead.py),
-#             BUDGET seconds, ROUNDS, ARMS, EVERY (env)
+#             BUDGET seconds, ROUNDS, ARMS, EVERY, ITERS, WARM (seconds), PIN_MAIN
+#             (a CPU of 4-7 for the timed thread alone), NOASLR=1 (env)
+#   suspect   the first `inferscope run`s after an in-process ablation, where a
+#             negative launch→start median was seen twice: their raw recordings
+#             and reports kept (suspect.tgz), then the clock handshake again
 #   torcharms:W:N,...  in-process rotated rounds of bare, `--collector torch`
 #             and plain torch.profiler (bench_inproc.py --arms torch), N
 #             iterations per block of workload W
@@ -122,13 +126,28 @@ torcharms() { # no native library in these processes: Kineto and it are both CUP
   done
 }
 
-bench() { python3 scripts/bench_overhead.py "$1" --rounds "${ROUNDS:-30}" --budget-s "${BUDGET:-500}" --arms "${ARMS:-bare,native,torch,profiler}" --every "${EVERY:-torch:3,profiler:3}" --pin 4-7 --out "$OUT/bench_$1.json" 2>&1 | tail -3 | cut -c1-300; }
+bench() { python3 scripts/bench_overhead.py "$1" --rounds "${ROUNDS:-30}" --budget-s "${BUDGET:-500}" --arms "${ARMS:-bare,native,torch,profiler}" \
+  --every "${EVERY:-torch:3,profiler:3}" --pin 4-7 ${PIN_MAIN:+--pin-main $PIN_MAIN} ${ITERS:+--iters $ITERS} ${WARM:+--warm-s $WARM} \
+  ${NOASLR:+--no-aslr} --out "$OUT/bench_$1.json" 2>&1 | tail -4 | cut -c1-600; }
+
+launch_delay() { python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["metrics"]; print("launch->start median us", m.get("launch_to_start_median_us"), "launch calls", m.get("launch_calls"))' "$1"; }
+
+suspect() {
+  ONLY=default ablate cnn 10 8
+  for i in 1 2; do run cupti "susp_cnn_$i" python3 workloads/scenarios.py cnn --iters 20; launch_delay "$W/rep/cupti-susp_cnn_$i.json"; done
+  run cupti susp_tiny python3 workloads/planted.py tiny_kernels --iters 3; launch_delay "$W/rep/cupti-susp_tiny.json"
+  nvcc -O2 -o "$W/clockcheck" native/cupti/test/clockcheck.cu &&
+    $IS run --collector cupti --keep-raw --output-dir "$W/o-clock" --report "$W/rep/clockcheck.md" -- "$W/clockcheck" 50 >"$W/raw/clockcheck.jsonl" 2>"$W/rep/clockcheck.err" &&
+    tail -1 "$W/raw/clockcheck.jsonl"
+  tar czf "$OUT/suspect.tgz" -C "$W" rep raw
+}
 
 for s in "$@"; do
   case $s in
     validate) validate ;;
     inproc) inproc ;;
     checks) checks ;;
+    suspect) suspect ;;
     ablate:*) IFS=: read -r _ w n b <<<"$s"; ablate "$w" "$n" "$b" ;;
     torcharms:*) IFS=, read -ra ws <<<"${s#torcharms:}"; torcharms "${ws[@]}" ;;
     bench:*) bench "${s#bench:}" ;;

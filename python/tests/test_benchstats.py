@@ -1,5 +1,5 @@
-"""The torch-free helpers of scripts/bench_inproc.py: per-round ratio
-statistics, the rotation of arms over rounds, and --pin's CPU lists."""
+"""scripts/benchstats.py: per-round ratio statistics, the rotation of arms
+over rounds, --pin's CPU lists, and the unpaired median-ratio CI."""
 import importlib.util
 import os
 import statistics
@@ -7,16 +7,16 @@ import sys
 
 import pytest
 
-SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts", "bench_inproc.py")
+SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts", "benchstats.py")
 
 
 @pytest.fixture(scope="module")
 def bench():
     had_torch = "torch" in sys.modules
-    spec = importlib.util.spec_from_file_location("bench_inproc", SCRIPT)
+    spec = importlib.util.spec_from_file_location("benchstats", SCRIPT)
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # runs no main(): that is behind __name__ == "__main__"
-    assert had_torch or "torch" not in sys.modules, "importing bench_inproc.py imported torch"
+    spec.loader.exec_module(mod)
+    assert had_torch or "torch" not in sys.modules, "importing benchstats.py imported torch"
     return mod
 
 
@@ -110,3 +110,23 @@ def test_parse_cpus_rejects(bench, spec):
         got = bench.parse_cpus(spec)
         pytest.fail("parse_cpus(%r): expected ValueError, got %s" % (spec, got))
     assert repr(spec) in str(e.value) and "4-7" in str(e.value), "expected a message naming %r and an example, got %r" % (spec, str(e.value))
+
+
+@pytest.mark.parametrize("xs, ref, inside", [
+    ([1.1] * 9, [1.0] * 9, 1.1),
+    ([1.0, 1.1, 1.2, 1.1, 1.05], [1.0, 0.95, 1.05, 1.0, 1.0], 1.1),
+    ([5.0, 6.0, 7.0, 6.5, 5.5, 6.2], [5.0, 5.1, 4.9, 6.9, 5.0, 5.2], 6.1 / 5.05),
+])
+def test_median_ratio_ci(bench, xs, ref, inside):
+    lo, hi = bench.median_ratio_ci(xs, ref)
+    assert lo <= inside <= hi, "CI of median(%s)/median(%s): expected it to hold %.4f, got [%.4f, %.4f]" % (xs, ref, inside, lo, hi)
+    bound_lo, bound_hi = min(xs) / max(ref), max(xs) / min(ref)
+    assert bound_lo <= lo <= hi <= bound_hi, "expected the CI within [%.4f, %.4f], got [%.4f, %.4f]" % (bound_lo, bound_hi, lo, hi)
+    assert bench.median_ratio_ci(xs, ref) == (lo, hi), "fixed seed: expected the same CI twice"
+
+
+def test_median_ratio_ci_narrows_with_more_processes(bench):
+    xs, ref = [1.0, 1.2, 1.1, 1.3, 1.05], [1.0, 0.9, 1.1, 1.0, 0.95]
+    lo1, hi1 = bench.median_ratio_ci(xs, ref)
+    lo2, hi2 = bench.median_ratio_ci(xs * 8, ref * 8)
+    assert hi2 - lo2 < hi1 - lo1, "expected a narrower CI from 40 processes per arm than from 5: got %s vs %s" % ((lo2, hi2), (lo1, hi1))
