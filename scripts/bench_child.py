@@ -21,7 +21,15 @@ process to the rest of the process's CPUs, so the timed thread never
 shares its CPU with the collector's writer or torch's workers.
 
 OUT.json also carries the SM clock and the main thread's CPU at the end
-(nvidia-ml-py, when importable) for explaining process-to-process spread.
+(nvidia-ml-py, when importable) for explaining process-to-process spread,
+and, where the machine has a PMU (scripts/perfcount.py), the main thread's
+instructions and cycles per timed iteration, user and kernel: a cost
+measure that noisy neighbours do not move.
+
+BENCH_BLOCKING_SYNC=1: the primary context is made with
+CU_CTX_SCHED_BLOCKING_SYNC (set before anything creates it), so a thread
+waiting for the GPU sleeps instead of spinning and the instruction counts
+hold the CPU's work only, not time spent polling.
 """
 import contextlib
 import json
@@ -33,10 +41,14 @@ import threading
 import time
 import types
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import perfcount  # noqa: E402
+
 arm, out, script, args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 lat_ns = []
 depth = threading.local()
-state = {"prof": None, "first_end": None}
+state = {"prof": None, "first_end": None, "counters": None}
+counts = []  # per timed iteration: counter deltas
 WARM_NS = int(float(os.environ.get("BENCH_WARM_S", "0")) * 1e9)
 PIN_MAIN = os.environ.get("BENCH_PIN_MAIN")
 
@@ -58,18 +70,23 @@ def timed(inner):
     def scope(name, *a, **kw):
         top = threading.current_thread() is threading.main_thread() and not getattr(depth, "n", 0)
         depth.n = getattr(depth, "n", 0) + 1
+        c0 = state["counters"].read() if top and state["counters"] else None
         t0 = time.perf_counter_ns()
         try:
             with inner(name, *a, **kw):
                 yield
         finally:
             t1 = time.perf_counter_ns()
+            c1 = state["counters"].read() if c0 else None
             if top and state["first_end"] is None:
                 state["first_end"] = t1
                 if PIN_MAIN:
                     pin_main(int(PIN_MAIN))
+                state["counters"] = perfcount.open_counters()
             elif top and t0 >= state["first_end"] + WARM_NS:
                 lat_ns.append(t1 - t0)
+                if c0:
+                    counts.append({k: c1[k] - c0[k] for k in c1})
             depth.n -= 1
     return scope
 
@@ -83,6 +100,16 @@ def profiled(name):
         state["prof"].__enter__()
     return record_function(name)
 
+
+if os.environ.get("BENCH_BLOCKING_SYNC") == "1":
+    import ctypes
+
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        sys.exit("BENCH_BLOCKING_SYNC needs the CUDA driver: %s" % e)
+    if cuda.cuInit(0) != 0 or cuda.cuDevicePrimaryCtxSetFlags(0, 0x04) != 0:  # CU_CTX_SCHED_BLOCKING_SYNC
+        sys.exit("BENCH_BLOCKING_SYNC: could not set the primary context's flags")
 
 if arm == "inferscope":
     import inferscope
@@ -106,6 +133,8 @@ finally:
         res["sm_clock_mhz"] = pynvml.nvmlDeviceGetClockInfo(pynvml.nvmlDeviceGetHandleByIndex(0), pynvml.NVML_CLOCK_SM)
     except Exception:
         pass
+    if counts:
+        res["counts"] = {k: [c[k] for c in counts] for k in counts[0]}
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.synchronize()

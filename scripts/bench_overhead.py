@@ -33,6 +33,10 @@ medians with a bootstrap 95 % CI (processes resampled per arm), the
 within-process spread (median over processes of each one's IQR/median)
 beside the between-process one, peak RSS and GPU memory (median), and for the
 inferscope arms the recorded events, drops and events/s from the report.
+Where the machine has a PMU, "per_iter" has the main thread's instructions
+and cycles per iteration (user, kernel) against bare, with the same CI:
+the precise process-level cost on a noisy machine (--blocking-sync keeps
+GPU waits out of them).
 --every ARM:N runs ARM only every Nth round (the costly comparison arms,
 when device time is short); its paired ratios use that round's bare.
 Stops after --rounds or when the next round would pass --budget-s; partial
@@ -53,6 +57,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIOS = ("llm", "cnn", "embedding")
 # Enough iterations for ~2 s measured after a 1 s warm-up on the H100.
 ITERS = {"llm": 10, "cnn": 600, "embedding": 400, "tiny_kernels": 60, "gpu_bound": 60, "sync_in_loop": 200}
+COUNTERS = ("instructions_user", "instructions_kernel", "cycles_user", "cycles_kernel")
 ARM_ENV = {  # INFERSCOPE_CUPTI_KINDS=none matches no kind: CUPTI starts and records nothing
     "floor": {"INFERSCOPE_CUPTI_CALLBACKS": "0", "INFERSCOPE_CUPTI_KINDS": "kernel"},
     "idle": {"INFERSCOPE_CUPTI_CALLBACKS": "0", "INFERSCOPE_CUPTI_KINDS": "none"},
@@ -85,6 +90,8 @@ def one(arm, scenario, iters, tmp, opt):
         cmd = ["setarch", "-R"] + cmd
     env = dict(os.environ, PYTHONHASHSEED="0", BENCH_WARM_S=str(opt.warm_s), **ARM_ENV.get(arm, {}))
     env.pop("PYTHONPATH", None)
+    if opt.blocking_sync:
+        env["BENCH_BLOCKING_SYNC"] = "1"
     if opt.pin_main is not None:
         env["BENCH_PIN_MAIN"] = str(opt.pin_main)
     t0 = time.time()
@@ -102,6 +109,8 @@ def one(arm, scenario, iters, tmp, opt):
            "tenths_ms": [round(statistics.median(lat[i * len(lat) // 10:(i + 1) * len(lat) // 10]), 3) for i in range(10)],
            "rss_mb": r["rss_mb"], "gpu_used_mb": r.get("gpu_used_mb"), "wall_s": wall,
            "cpu": r.get("cpu"), "sm_clock_mhz": r.get("sm_clock_mhz")}
+    for k, v in r.get("counts", {}).items():  # median per iteration, main thread (bench_child.py)
+        row[k] = statistics.median(v)
     if os.path.exists(rep_path):
         with open(rep_path) as f:
             rep = json.load(f)
@@ -150,6 +159,17 @@ def summarize(res, meta):
                 a["paired_added_iqr_pct"] = [round(100 * (q - 1), 1) for q in quartiles(ratios)]
                 if st:
                     a["paired_added_ci95_pct"] = [round(100 * (q - 1), 1) for q in st["paired_ratio_ci95"]]
+        for k in COUNTERS:
+            v = [x[k] for x in rows if x.get(k) is not None]
+            if not v:
+                continue
+            c = a.setdefault("per_iter", {})[k] = {"median": round(statistics.median(v)), "between_iqr_pct": round(
+                100 * (quartiles(v)[1] - quartiles(v)[0]) / statistics.median(v), 2)}
+            ref = [x[k] for x in res.get("bare", []) if x.get(k) is not None]
+            if ref and arm != "bare":
+                c["added_pct"] = round(100 * (statistics.median(v) / statistics.median(ref) - 1), 2)
+                if len(v) > 1 and len(ref) > 1:
+                    c["added_ci95_pct"] = [round(100 * (r - 1), 2) for r in median_ratio_ci(v, ref)]
         for k in ("events", "dropped", "events_per_s", "gpu_compute_ms", "kernels_per_iter", "sm_clock_mhz"):
             v = [x[k] for x in rows if x.get(k) is not None]
             if v:
@@ -157,7 +177,8 @@ def summarize(res, meta):
         if any(x.get("dropped") for x in rows):
             a["dropped_max"] = max(x.get("dropped") or 0 for x in rows)
         a["samples_ms"] = [round(x, 3) for x in ms]
-        a["processes"] = [{k: x.get(k) for k in ("ms", "within_iqr_pct", "tenths_ms", "cpu", "sm_clock_mhz", "n")} for x in rows]
+        a["processes"] = [{k: x.get(k) for k in ("ms", "within_iqr_pct", "tenths_ms", "cpu", "sm_clock_mhz", "n") + COUNTERS
+                           if k in x} for x in rows]
         a["rounds"] = len(rows)
         out["arms"][arm] = a
     return out
@@ -175,6 +196,8 @@ def main():
     ap.add_argument("--pin-main", type=int, help="after the first scope, the timed thread alone on this CPU (one of --pin's)")
     ap.add_argument("--warm-s", type=float, default=1.0, help="seconds after the first scope that are not timed")
     ap.add_argument("--no-aslr", action="store_true", help="run every process under setarch -R")
+    ap.add_argument("--blocking-sync", action="store_true",
+                    help="GPU waits sleep instead of spinning, so instruction counts hold CPU work only")
     ap.add_argument("--out")
     a = ap.parse_args()
     if a.pin_main is not None and a.pin and a.pin_main not in parse_cpus(a.pin):
@@ -183,7 +206,7 @@ def main():
     arms = a.arms.split(",")
     every = {k: int(v) for k, v in (x.split(":") for x in a.every.split(",") if x)}
     meta = {"scenario": a.scenario, "iters_per_process": iters, "pin": a.pin, "pin_main": a.pin_main,
-            "warm_s": a.warm_s, "no_aslr": a.no_aslr}
+            "warm_s": a.warm_s, "no_aslr": a.no_aslr, "blocking_sync": a.blocking_sync}
     res = {arm: [] for arm in arms}
     t_start, worst = time.time(), 0.0
     done = 0

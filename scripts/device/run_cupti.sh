@@ -12,7 +12,8 @@
 #             the default collector vs CUPTI kernel records alone)
 #   bench:S   interleaved fresh-process rounds on scenario S (bench_overhead.py),
 #             BUDGET seconds, ROUNDS, ARMS, EVERY, ITERS, WARM (seconds), PIN_MAIN
-#             (a CPU of 4-7 for the timed thread alone), NOASLR=1 (env)
+#             (a CPU of 4-7 for the timed thread alone), NOASLR=1, BSYNC=1 (GPU waits
+#             sleep: instruction counts, where there is a PMU, hold CPU work only) (env)
 #   suspect   the first `inferscope run`s after an in-process ablation, where a
 #             negative launch→start median was seen twice: their raw recordings
 #             and reports kept (suspect.tgz), then the clock handshake again
@@ -128,7 +129,7 @@ torcharms() { # no native library in these processes: Kineto and it are both CUP
 
 bench() { python3 scripts/bench_overhead.py "$1" --rounds "${ROUNDS:-30}" --budget-s "${BUDGET:-500}" --arms "${ARMS:-bare,native,torch,profiler}" \
   --every "${EVERY:-torch:3,profiler:3}" --pin 4-7 ${PIN_MAIN:+--pin-main $PIN_MAIN} ${ITERS:+--iters $ITERS} ${WARM:+--warm-s $WARM} \
-  ${NOASLR:+--no-aslr} --out "$OUT/bench_$1.json" 2>&1 | tail -4 | cut -c1-600; }
+  ${NOASLR:+--no-aslr} ${BSYNC:+--blocking-sync} --out "$OUT/bench_$1.json" 2>&1 | tail -4 | cut -c1-600; }
 
 launch_delay() { python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["metrics"]; print("launch->start median us", m.get("launch_to_start_median_us"), "launch calls", m.get("launch_calls"))' "$1"; }
 
