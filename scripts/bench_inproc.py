@@ -2,7 +2,7 @@
 iterations that alternate between arms, so drift (clocks, thermals, other
 tenants) hits every arm alike.
 
-    python3 scripts/bench_inproc.py WORKLOAD [--arms native] [--lib PATH] [--toggle cupti|spans|both]
+    python3 scripts/bench_inproc.py WORKLOAD [--arms native] [--lib PATH] [--toggle cupti|spans|both|churn]
     python3 scripts/bench_inproc.py WORKLOAD --arms torch
         common: [--blocks 20] [--iters 10] [--warmup 3] [--batch-size B] [--pin 4-7]
                 [--settle 0.05] [--raw-dir DIR] [--out FILE.json]
@@ -16,6 +16,9 @@ libinferscope_cupti.so (--lib, default $INFERSCOPE_CUPTI_LIB) is loaded with
 ctypes and started; a block turns on or off what --toggle names: the
 collector (inferscope_cupti_resume/pause), the automatic Python spans, or
 both (spans/both: every iteration runs in inferscope.scope() in both arms). The
+control `churn` installs and uninstalls the spans' patches before an `on`
+block and times it with them off, like `off`: the cost of toggling patches
+(type caches, re-specialised bytecode), which --toggle spans also carries. The
 JSON has each arm's median latency, what the collector recorded
 (cupti-<pid>.bin) and the statistics below for `on` against `off`.
 
@@ -133,7 +136,7 @@ def native_arms(a, step, sync, raw):
     lib = cc.load(a.lib)
     if lib.inferscope_cupti_start(os.fsencode(raw)) != 0:
         sys.exit("inferscope_cupti_start failed (see stderr)")
-    cupti, spans = a.toggle in ("cupti", "both"), a.toggle in ("spans", "both")
+    cupti, spans = a.toggle in ("cupti", "both"), a.toggle in ("spans", "both", "churn")
     if not cupti:
         cc.pause()
 
@@ -154,7 +157,11 @@ def native_arms(a, step, sync, raw):
     def enter(on):
         if cupti and (cc.resume() if on else cc.pause()) != 0:
             sys.exit("pause/resume failed: the collector is not recording")
-        if spans:
+        if a.toggle == "churn":
+            if on:
+                _autospans.install()
+            _autospans.uninstall()
+        elif spans:
             _autospans.install() if on else _autospans.uninstall()
 
     def done():
@@ -234,7 +241,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--batch-size", type=int)
     ap.add_argument("--settle", type=float, default=0.05, help="seconds to wait after each toggle")
-    ap.add_argument("--toggle", default="cupti", choices=("cupti", "spans", "both"),
+    ap.add_argument("--toggle", default="cupti", choices=("cupti", "spans", "both", "churn"),
                     help="--arms native: what a block turns on: the CUPTI collector, the automatic Python spans, "
                          "or both (spans/both: every iteration runs in inferscope.scope() in both arms)")
     ap.add_argument("--pin", metavar="CPUS", help="run on these CPUs (4-7, 4,5,6,7), set before torch starts threads")

@@ -151,6 +151,43 @@ def test_copy_wrapper_records_host_to_device(recording):
     assert got == [("Tensor.cuda", "h2d"), ("Tensor.cpu", "d2h")], "expected one h2d and one d2h span, got %s" % got
 
 
+@pytest.mark.parametrize("inside", ["forward", "generate", "encode", "tokenize", "transform"])
+def test_copies_inside_library_spans_are_not_spans(recording, inside):
+    """A library's own .to() calls are not spans (their cost showed on the
+    H100); the user's copy next to the library call still is."""
+
+    class FakeTensor:
+        is_cpu, is_meta = True, False
+
+    cuda = _autospans._copy("Tensor.cuda", lambda t, a, k: "h2d" if t.is_cpu else None)(lambda self: "moved")
+    lib = _autospans._method(inside, "Lib.call")(lambda self: [cuda(FakeTensor()) for _ in range(3)])
+    with scope("req"):
+        cuda(FakeTensor())
+        lib(object())
+    lines = recording()
+    got = [(x["name"], x["kind"]) for x in _autos(lines)]
+    assert got == [("Tensor.cuda", "h2d"), ("Lib.call", inside)], (
+        "expected the user's copy and the %s span, no copy inside it; got %s" % (inside, got))
+
+
+def test_module_fast_path_keeps_compiled_call_impl(recording):
+    """The pass-through path stands in for torch's _wrapped_call_impl, so it
+    must honour _compiled_call_impl (Module.compile()) as torch does."""
+    assert _autospans._is_torch_wrapped_call_impl(torch.nn.Module._wrapped_call_impl), (
+        "expected torch %s's Module._wrapped_call_impl to be recognised" % torch.__version__)
+    calls = []
+    inner = torch.nn.Linear(2, 2)
+    inner._compiled_call_impl = lambda *a, **k: calls.append(a) or "compiled"
+    outer = torch.nn.Sequential(inner)
+    with scope("req"):
+        outer(torch.zeros(1, 2))  # outermost: a span; inner goes through the pass-through path
+        got_inner = inner(torch.zeros(1, 2))  # outermost itself now: the span path
+    assert len(calls) == 2 and got_inner == "compiled", "expected both calls to use _compiled_call_impl, got %s, %r" % (calls, got_inner)
+    lines = recording()
+    got = [(x["name"], x["kind"]) for x in _autos(lines)]
+    assert got == [("Sequential.forward", "forward"), ("Linear.forward", "forward")], "got %s" % got
+
+
 def test_uninstall_restores_originals(recording):
     with scope("first"):  # installs
         pass

@@ -3,8 +3,8 @@
 #   validate  the eight workloads under the native and the torch collector (COLLS="cupti" for one)
 #             (JSON + Markdown reports to compare), a plain CUDA program and
 #             the clock handshake through CUDA_INJECTION64_PATH, a SIGKILLed run
-#   inproc    in-process paired on/off overhead (scripts/bench_inproc.py):
-#             collector+spans, and each alone (components: ablate)
+#   inproc:W:N[:BLOCKS]  in-process paired on/off overhead on workload W
+#             (scripts/bench_inproc.py): collector+spans, spans alone (TOGGLES)
 #   checks    doctor, the default collector choice, a plain CUDA program, the
 #             clock handshake, a SIGKILLed run; small raw recordings kept
 #   ablate:W:N[:BLOCKS]  what each part of the collector costs on workload W
@@ -21,7 +21,7 @@
 #             and plain torch.profiler (bench_inproc.py --arms torch), N
 #             iterations per block of workload W
 # Results go to $OUT as a few small files (reports.tgz, raw.tgz, inproc.jsonl,
-# ablate.jsonl, torcharms.jsonl, bench_S.json).   bash scripts/device/run_cupti.sh validate inproc
+# ablate.jsonl, torcharms.jsonl, bench_S.json).   bash scripts/device/run_cupti.sh validate inproc:cnn:10
 set -u
 cd "$(dirname "$0")/../.."
 W=$(mktemp -d)
@@ -75,18 +75,16 @@ validate() {
   ls -la "$OUT"
 }
 
+# In-process paired on/off (scripts/bench_inproc.py), pinned: what --toggle
+# names for each of TOGGLES (default "both spans": the collector with the
+# automatic spans, i.e. what `inferscope run` adds in a Python process, and
+# the spans alone; `churn` is the patch-toggling control).
 inproc() {
-  local lib=$(cupti_lib)
-  echo "lib $lib"
-  ip() { local tag=$1; shift
-    env "$@" timeout 120 python3 scripts/bench_inproc.py --lib "$lib" $ARGS 2>"$W/inproc.err" | sed "s/^{/{\"tag\": \"$tag\", /" >>"$OUT/inproc.jsonl"
-    tail -1 "$OUT/inproc.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["tag"], d["workload"], d["toggle"], "on", d["on_median_ms"], "off", d["off_median_ms"], "added", d["added_pct"], "iqr", d["paired_ratio_iqr"], "kernels", d["kernels_recorded"], "drops", d["recording"]["dropped"])' || tail -3 "$W/inproc.err"; }
-  for w in cnn:20 embedding:20 llm:2 tiny_kernels:3; do
-    ARGS="${w%%:*} --iters ${w##*:} --blocks 20 --toggle both"; ip both
-  done
-  for w in cnn:20 embedding:20 llm:2; do
-    ARGS="${w%%:*} --iters ${w##*:} --blocks 20 --toggle cupti"; ip cupti
-    ARGS="${w%%:*} --iters ${w##*:} --blocks 20 --toggle spans"; ip spans
+  local lib=$(cupti_lib) w=$1 n=$2 blocks=${3:-100}
+  for t in ${TOGGLES:-both spans}; do
+    timeout 200 python3 scripts/bench_inproc.py "$w" --lib "$lib" --iters "$n" --blocks "$blocks" --settle 0.02 --toggle "$t" --pin 4-7 2>"$W/inproc.err" |
+      grep '^{' >>"$OUT/inproc.jsonl" || tail -3 "$W/inproc.err"
+    tail -1 "$OUT/inproc.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["workload"], d["toggle"], d["rounds"], "rounds, on", d["on_median_ms"], "off", d["off_median_ms"], "added %.2f %%" % d["added_pct"], "ci", d["paired_ratio_ci95"], "drops", d["recording"]["dropped"])'
   done
 }
 
@@ -146,7 +144,7 @@ suspect() {
 for s in "$@"; do
   case $s in
     validate) validate ;;
-    inproc) inproc ;;
+    inproc:*) IFS=: read -r _ w n b <<<"$s"; inproc "$w" "$n" "$b" ;;
     checks) checks ;;
     suspect) suspect ;;
     ablate:*) IFS=: read -r _ w n b <<<"$s"; ablate "$w" "$n" "$b" ;;
