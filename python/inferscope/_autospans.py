@@ -115,14 +115,7 @@ def _method(kind, label):
             st = _tls.stack
             if not st or st[-1][3] in suppress:
                 return orig(self, *args, **kwargs)
-            fr = push(st, fixed or _class_name(type(self), label), kind)
-            try:
-                out = orig(self, *args, **kwargs)
-            except BaseException as e:
-                pop(st, fr, type(e))
-                raise
-            pop(st, fr, None)
-            return out
+            return _in_span(st, fixed or _class_name(type(self), label), kind, orig, self, args, kwargs)
 
         return wrapper
 
@@ -131,18 +124,18 @@ def _method(kind, label):
 
 # --- torch -----------------------------------------------------------------
 
-_module_kinds = {}  # nn.Module subclass -> (kind, JSON name)
+_module_spans = {}  # nn.Module subclass -> (JSON name, kind)
 
 
-def _module_kind(cls):
-    k = _module_kinds.get(cls)
+def _module_span(cls):
+    k = _module_spans.get(cls)
     if k is None:
         # torchvision's tensor transforms (Normalize, Resize, v2.*) are nn.Modules.
         if (cls.__module__ or "").startswith("torchvision.transforms"):
-            k = ("transform", _class_name(cls, ".__call__"))
+            k = (_class_name(cls, ".__call__"), "transform")
         else:
-            k = ("forward", _class_name(cls, ".forward"))
-        _module_kinds[cls] = k
+            k = (_class_name(cls, ".forward"), "forward")
+        _module_spans[cls] = k
     return k
 
 
@@ -167,19 +160,19 @@ def _module_call(orig):
                 if cc is not None:
                     return cc(*args, **kwargs)
                 return self._call_impl(*args, **kwargs)
-            return _module_span(st, orig, self, args, kwargs)
+            return _in_span(st, *_module_span(type(self)), orig, self, args, kwargs)
     else:
         def __call__(self, *args, **kwargs):
             st = _tls.stack
             if not st or st[-1][3] in suppress:
                 return orig(self, *args, **kwargs)
-            return _module_span(st, orig, self, args, kwargs)
+            return _in_span(st, *_module_span(type(self)), orig, self, args, kwargs)
 
     return __call__
 
 
-def _module_span(st, call, self, args, kwargs):
-    kind, name = _module_kind(type(self))
+def _in_span(st, name, kind, call, self, args, kwargs):
+    """call(self, *args, **kwargs) as an automatic span of this kind."""
     fr = push(st, name, kind)
     try:
         out = call(self, *args, **kwargs)
@@ -241,14 +234,7 @@ def _copy(name, kind_of):
             kind = kind_of(self, args, kwargs)
             if kind is None:
                 return orig(self, *args, **kwargs)
-            fr = push(st, jn, kind)
-            try:
-                out = orig(self, *args, **kwargs)
-            except BaseException as e:
-                pop(st, fr, type(e))
-                raise
-            pop(st, fr, None)
-            return out
+            return _in_span(st, jn, kind, orig, self, args, kwargs)
 
         return wrapper
 
@@ -290,6 +276,6 @@ def _patch_torchvision(mod):
     import torch
 
     for cls in list(vars(mod).values()):
-        # nn.Module transforms go through Module.__call__ (see _module_kind).
+        # nn.Module transforms go through Module.__call__ (see _module_span).
         if isinstance(cls, type) and "__call__" in cls.__dict__ and not issubclass(cls, torch.nn.Module):
             _patch(cls, "__call__", _method("transform", ".__call__"))
