@@ -104,8 +104,8 @@ def one(arm, scenario, iters, tmp, opt):
     lat = r["lat_ms"]
     if len(lat) < 5:
         raise RuntimeError("%s %s: %d iterations timed after the warm-up; raise --iters or lower --warm-s" % (arm, scenario, len(lat)))
-    q1, med, q3 = statistics.quantiles(lat, n=4)
-    row = {"ms": statistics.median(lat), "within_iqr_pct": 100 * (q3 - q1) / med, "n": len(lat),
+    q1, med, q3 = statistics.quantiles(lat, n=4)  # med is the median
+    row = {"ms": med, "within_iqr_pct": 100 * (q3 - q1) / med, "n": len(lat),
            "tenths_ms": [round(statistics.median(lat[i * len(lat) // 10:(i + 1) * len(lat) // 10]), 3) for i in range(10)],
            "rss_mb": r["rss_mb"], "gpu_used_mb": r.get("gpu_used_mb"), "wall_s": wall,
            "cpu": r.get("cpu"), "sm_clock_mhz": r.get("sm_clock_mhz")}
@@ -130,28 +130,33 @@ def quartiles(v):
     return [q[0], q[2]]
 
 
+def against(v, ref, digits):
+    """v's median against ref's: added %, and its bootstrap 95 % CI when both
+    have more than one process."""
+    out = {"added_pct": round(100 * (statistics.median(v) / statistics.median(ref) - 1), digits)}
+    if len(v) > 1 and len(ref) > 1:
+        out["added_ci95_pct"] = [round(100 * (r - 1), digits) for r in median_ratio_ci(v, ref)]
+    return out
+
+
 def summarize(res, meta):
     """The JSON summary: per arm, latency over processes and against bare."""
     bare_ms = [x["ms"] for x in res.get("bare", [])]
-    bare = statistics.median(bare_ms) if bare_ms else None
     out = dict(meta, arms={})
     for arm, rows in res.items():
         if not rows:
             continue
         ms = [x["ms"] for x in rows]
-        med = statistics.median(ms)
+        med, (q1, q3) = statistics.median(ms), quartiles(ms)
         a = {"median_ms": round(med, 3), "min_ms": round(min(ms), 3), "max_ms": round(max(ms), 3),
-             "iqr_ms": [round(q, 3) for q in quartiles(ms)],
-             "between_iqr_pct": round(100 * (quartiles(ms)[1] - quartiles(ms)[0]) / med, 1),
+             "iqr_ms": [round(q1, 3), round(q3, 3)], "between_iqr_pct": round(100 * (q3 - q1) / med, 1),
              "within_iqr_pct": round(statistics.median(x["within_iqr_pct"] for x in rows), 1),
              "rss_mb": round(statistics.median(x["rss_mb"] for x in rows), 1)}
         gm = [x["gpu_used_mb"] for x in rows if x.get("gpu_used_mb") is not None]
         if gm:
             a["gpu_used_mb"] = round(statistics.median(gm), 1)
-        if bare and arm != "bare":
-            a["added_pct"] = round(100 * (med / bare - 1), 1)
-            if len(ms) > 1 and len(bare_ms) > 1:
-                a["added_ci95_pct"] = [round(100 * (r - 1), 1) for r in median_ratio_ci(ms, bare_ms)]
+        if bare_ms and arm != "bare":
+            a.update(against(ms, bare_ms, 1))
             ratios = [x["ms"] / x["bare_ms"] for x in rows if x.get("bare_ms")]
             if ratios:
                 st = ratio_stats(ratios) if len(ratios) > 1 else None
@@ -163,13 +168,11 @@ def summarize(res, meta):
             v = [x[k] for x in rows if x.get(k) is not None]
             if not v:
                 continue
-            c = a.setdefault("per_iter", {})[k] = {"median": round(statistics.median(v)), "between_iqr_pct": round(
-                100 * (quartiles(v)[1] - quartiles(v)[0]) / statistics.median(v), 2)}
+            vmed, (q1, q3) = statistics.median(v), quartiles(v)
+            c = a.setdefault("per_iter", {})[k] = {"median": round(vmed), "between_iqr_pct": round(100 * (q3 - q1) / vmed, 2)}
             ref = [x[k] for x in res.get("bare", []) if x.get(k) is not None]
             if ref and arm != "bare":
-                c["added_pct"] = round(100 * (statistics.median(v) / statistics.median(ref) - 1), 2)
-                if len(v) > 1 and len(ref) > 1:
-                    c["added_ci95_pct"] = [round(100 * (r - 1), 2) for r in median_ratio_ci(v, ref)]
+                c.update(against(v, ref, 2))
         for k in ("events", "dropped", "events_per_s", "gpu_compute_ms", "kernels_per_iter", "sm_clock_mhz"):
             v = [x[k] for x in rows if x.get(k) is not None]
             if v:

@@ -37,13 +37,17 @@ def iqr(xs):
     return q1, q3
 
 
-def bootstrap_ci(xs, resamples=2000, seed=0):
-    """Percentile 95 % CI of the median of xs (resampled with replacement);
-    a fixed seed makes a report reproducible from its pair_ratios."""
+def percentile_ci(stat, resamples=2000, seed=0):
+    """Percentile 95 % CI of stat(rng) over bootstrap resamples; a fixed
+    seed makes a report reproducible from its samples."""
     rng = random.Random(seed)
-    meds = [statistics.median(rng.choices(xs, k=len(xs))) for _ in range(resamples)]
-    q = statistics.quantiles(meds, n=40, method="inclusive")  # cut points 2.5 %, 5 %, ..., 97.5 %
+    q = statistics.quantiles([stat(rng) for _ in range(resamples)], n=40, method="inclusive")  # 2.5 %, ..., 97.5 %
     return q[0], q[-1]
+
+
+def bootstrap_ci(xs, resamples=2000, seed=0):
+    """Percentile 95 % CI of the median of xs (resampled with replacement)."""
+    return percentile_ci(lambda rng: statistics.median(rng.choices(xs, k=len(xs))), resamples, seed)
 
 
 def ratio_stats(ratios):
@@ -61,8 +65,5 @@ def ratio_stats(ratios):
 def median_ratio_ci(xs, ref, resamples=2000, seed=0):
     """Percentile 95 % CI of median(xs) / median(ref), each resampled on its
     own: for unpaired samples (fresh processes whose pairing adds nothing)."""
-    rng = random.Random(seed)
-    rs = [statistics.median(rng.choices(xs, k=len(xs))) / statistics.median(rng.choices(ref, k=len(ref)))
-          for _ in range(resamples)]
-    q = statistics.quantiles(rs, n=40, method="inclusive")
-    return q[0], q[-1]
+    return percentile_ci(lambda rng: statistics.median(rng.choices(xs, k=len(xs))) /
+                         statistics.median(rng.choices(ref, k=len(ref))), resamples, seed)

@@ -28,14 +28,15 @@ _hooked = []  # callbacks registered with _hooks, to cancel on uninstall
 _installed = False
 _names = {}  # (class, suffix) -> JSON name
 
-SUPPRESS = {
+_COPY_SUPPRESS = ("h2d", "d2h", "forward", "transform", "generate", "encode", "tokenize")  # copies: user code only
+SUPPRESS = {  # kind -> the kinds of enclosing span under which it is not a span of its own
     "tokenize": ("tokenize",),
     "forward": ("forward", "transform"),  # nn.Modules inside a transform are the transform
     "transform": ("transform",),
     "generate": ("generate",),
     "encode": ("encode",),
-    "h2d": ("h2d", "d2h", "forward", "transform", "generate", "encode", "tokenize"),
-    "d2h": ("h2d", "d2h", "forward", "transform", "generate", "encode", "tokenize"),
+    "h2d": _COPY_SUPPRESS,
+    "d2h": _COPY_SUPPRESS,
 }
 
 

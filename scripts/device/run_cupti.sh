@@ -41,14 +41,20 @@ run() { local coll=$1 name=$2; shift 2
   echo "== $coll $name: $((SECONDS - t0)) s"
 }
 
+# The clock handshake (native/cupti/test/clockcheck.cu) through
+# CUDA_INJECTION64_PATH: its recording and handshakes kept under $W/raw.
+clockcheck() {
+  nvcc -O2 -o "$W/clockcheck" native/cupti/test/clockcheck.cu && {
+    $IS run --collector cupti --keep-raw --output-dir "$W/o-clock" --report "$W/rep/clockcheck.md" -- "$W/clockcheck" 50 >"$W/raw/clockcheck.jsonl" 2>"$W/rep/clockcheck.err"
+    mkdir -p "$W/raw/clockcheck"; cp "$W/o-clock"/.raw/*/* "$W/raw/clockcheck/"; tail -1 "$W/raw/clockcheck.jsonl"; }
+}
+
 # A plain CUDA program and the clock handshake through CUDA_INJECTION64_PATH,
 # then a SIGKILL of the workload (not of inferscope) mid-run: the report must
 # still come out. Raw recordings kept under $W/raw.
 natives() {
   nvcc -O2 -o "$W/vecadd" native/cupti/test/vecadd.cu && run cupti vecadd "$W/vecadd"
-  nvcc -O2 -o "$W/clockcheck" native/cupti/test/clockcheck.cu && {
-    $IS run --collector cupti --keep-raw --output-dir "$W/o-clock" --report "$W/rep/clockcheck.md" -- "$W/clockcheck" 50 >"$W/raw/clockcheck.jsonl" 2>"$W/rep/clockcheck.err"
-    mkdir -p "$W/raw/clockcheck"; cp "$W/o-clock"/.raw/*/* "$W/raw/clockcheck/"; tail -1 "$W/raw/clockcheck.jsonl"; }
+  clockcheck
   ( $IS run --collector cupti --keep-raw --output-dir "$W/o-kill" --report "$W/rep/kill.md" -- python3 workloads/scenarios.py cnn --iters 3000 >"$W/rep/kill.log" 2>&1; echo "run exit $?" >>"$W/rep/kill.log" ) &
   sleep 16; pkill -KILL -f "^[^ ]*python3 workloads/scenarios.py cnn --iters 3000"; wait
   tail -2 "$W/rep/kill.log" | cut -c1-300
@@ -81,11 +87,17 @@ validate() {
 # the spans alone; `churn` is the patch-toggling control).
 inproc() {
   local lib=$(cupti_lib) w=$1 n=$2 blocks=${3:-100}
-  for t in ${TOGGLES:-both spans}; do
-    timeout 200 python3 scripts/bench_inproc.py "$w" --lib "$lib" --iters "$n" --blocks "$blocks" --settle 0.02 --toggle "$t" --pin 4-7 2>"$W/inproc.err" |
-      grep '^{' >>"$OUT/inproc.jsonl" || tail -3 "$W/inproc.err"
-    tail -1 "$OUT/inproc.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["workload"], d["toggle"], d["rounds"], "rounds, on", d["on_median_ms"], "off", d["off_median_ms"], "added %.2f %%" % d["added_pct"], "ci", d["paired_ratio_ci95"], "drops", d["recording"]["dropped"])'
-  done
+  for t in ${TOGGLES:-both spans}; do onoff inproc.jsonl "$t" "" "$lib" "$w" "$n" "$blocks" --toggle "$t"; done
+}
+
+# One in-process on/off run of scripts/bench_inproc.py, pinned, under the
+# environment ENVS: its JSON line, tagged TAG, appended to $OUT/FILE, and a
+# one-line summary.   onoff FILE TAG ENVS LIB W N BLOCKS [bench_inproc args...]
+onoff() {
+  local file=$1 tag=$2 envs=$3 lib=$4 w=$5 n=$6 blocks=$7; shift 7
+  env $envs timeout 200 python3 scripts/bench_inproc.py "$w" --lib "$lib" --iters "$n" --blocks "$blocks" --settle 0.02 --pin 4-7 "$@" 2>"$W/onoff.err" |
+    sed "s/^{/{\"tag\": \"$tag\", /" | grep '^{' >>"$OUT/$file" || { tail -3 "$W/onoff.err"; return; }
+  tail -1 "$OUT/$file" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); r=d["recording"]; print(d["tag"], d["workload"], d["toggle"], d["rounds"], "rounds, on", d["on_median_ms"], "off", d["off_median_ms"], "added %.2f %%" % d["added_pct"], "iqr", d["paired_ratio_iqr"], "ci", d["paired_ratio_ci95"], *(["unstarted", d["unstarted_median_ms"]] if "unstarted_median_ms" in d else []), "api", r["records"].get("api", 0), "win", r["records"].get("launch_window", 0), "drops", r["dropped"])'
 }
 
 checks() {
@@ -111,9 +123,7 @@ ablate() {
     "launch-all:INFERSCOPE_CUPTI_LAUNCH=all" "old-default:INFERSCOPE_CUPTI_LAUNCH=all INFERSCOPE_CUPTI_KINDS=kernel,memcpy,memset,overhead")
   for c in "${cfgs[@]}"; do
     [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" ${c%%:*} "* ]] && continue
-    env ${c#*:} timeout 200 python3 scripts/bench_inproc.py "$w" --lib "$lib" --iters "$n" --blocks "$blocks" --settle 0.02 --toggle cupti --pin 4-7 --pre-blocks 4 2>"$W/abl.err" |
-      sed "s/^{/{\"tag\": \"${c%%:*}\", /" | grep "^{" >>"$OUT/ablate.jsonl" || tail -3 "$W/abl.err"
-    tail -1 "$OUT/ablate.jsonl" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); r=d["recording"]["records"]; print(d["tag"], d["workload"], "on", d["on_median_ms"], "off", d["off_median_ms"], "added", d["added_pct"], "iqr", d["paired_ratio_iqr"], "ci", d.get("paired_ratio_ci95"), "unstarted", d.get("unstarted_median_ms"), "api", r.get("api", 0), "win", r.get("launch_window", 0), "drops", d["recording"]["dropped"])' 2>/dev/null || tail -3 "$W/abl.err"
+    onoff ablate.jsonl "${c%%:*}" "${c#*:}" "$lib" "$w" "$n" "$blocks" --toggle cupti --pre-blocks 4
   done
 }
 
@@ -135,9 +145,7 @@ suspect() {
   ONLY=default ablate cnn 10 8
   for i in 1 2; do run cupti "susp_cnn_$i" python3 workloads/scenarios.py cnn --iters 20; launch_delay "$W/rep/cupti-susp_cnn_$i.json"; done
   run cupti susp_tiny python3 workloads/planted.py tiny_kernels --iters 3; launch_delay "$W/rep/cupti-susp_tiny.json"
-  nvcc -O2 -o "$W/clockcheck" native/cupti/test/clockcheck.cu &&
-    $IS run --collector cupti --keep-raw --output-dir "$W/o-clock" --report "$W/rep/clockcheck.md" -- "$W/clockcheck" 50 >"$W/raw/clockcheck.jsonl" 2>"$W/rep/clockcheck.err" &&
-    tail -1 "$W/raw/clockcheck.jsonl"
+  clockcheck
   tar czf "$OUT/suspect.tgz" -C "$W" rep raw
 }
 
